@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Store is the storage contract every backend implements and
+// store/storetest checks. Methods are listed alphabetically; each takes a
+// params struct so a new field never breaks a signature, and each mutating
+// method is one atomic transition.
+type Store interface {
+	// Close releases the store's resources.
+	Close() error
+
+	// JobAck settles a running job as succeeded. Returns ErrNotFound if the
+	// job does not exist and ErrLeaseLost if the token is not its current
+	// lease. An ack repeated under the token that settled it returns the job.
+	JobAck(ctx context.Context, p *JobAckParams) (*Job, error)
+	// JobCancel cancels a scheduled or available job at once, and requests
+	// cancellation of a running one. Returns ErrNotFound, or ErrInvalidState
+	// if the job is finished.
+	JobCancel(ctx context.Context, p *JobCancelParams) (*Job, error)
+	// JobDelete removes a job that is not running. Returns ErrNotFound, or
+	// ErrInvalidState if it is running.
+	JobDelete(ctx context.Context, p *JobDeleteParams) error
+	// JobEnqueue inserts jobs in one transaction, in order. A job whose
+	// unique_key matches an unfinished job of its queue yields that job
+	// instead. Returns ErrConflict if the idempotency key was used with
+	// another request hash.
+	JobEnqueue(ctx context.Context, p *JobEnqueueParams) (*JobEnqueueResult, error)
+	// JobExtend pushes a running job's expiry to now + Extend (or its
+	// timeout) and records progress. Returns ErrNotFound or ErrLeaseLost.
+	JobExtend(ctx context.Context, p *JobExtendParams) (*Job, error)
+	// JobFail ends a delivery as failed and applies the failure decisions.
+	// Returns ErrNotFound or ErrLeaseLost.
+	JobFail(ctx context.Context, p *JobFailParams) (*Job, error)
+	// JobGet returns a job with its attempts. Returns ErrNotFound.
+	JobGet(ctx context.Context, p *JobGetParams) (*Job, error)
+	// JobLease moves up to Max available jobs of the queues to running for
+	// the worker, which it registers or heartbeats. Returns an empty slice
+	// when nothing is available.
+	JobLease(ctx context.Context, p *JobLeaseParams) ([]*Job, error)
+	// JobList lists jobs newest first, after the cursor.
+	JobList(ctx context.Context, p *JobListParams) ([]*Job, error)
+	// JobListOrphans lists running jobs whose owner's last sign of life is
+	// before DeadBefore (or who never registered), owners in LiveIDs aside.
+	JobListOrphans(ctx context.Context, p *JobListOrphansParams) ([]Orphan, error)
+	// JobPromote makes up to Limit due scheduled jobs available and returns
+	// how many it moved.
+	JobPromote(ctx context.Context, p *JobPromoteParams) (int, error)
+	// JobPrune deletes up to Limit finished jobs past their retention and
+	// expired idempotency keys; it returns how many jobs it deleted.
+	JobPrune(ctx context.Context, p *JobPruneParams) (int, error)
+	// JobReap ends up to Limit running jobs past their expiry as timed_out
+	// and returns them after the decision.
+	JobReap(ctx context.Context, p *JobReapParams) ([]*Job, error)
+	// JobRecover rescues orphans, each with one compare-and-set on (id,
+	// owner, token, running); it returns the jobs it won, after the
+	// decision. An orphan another recoverer won is skipped, not an error.
+	JobRecover(ctx context.Context, p *JobRecoverParams) ([]*Job, error)
+	// JobRelease gives a running job back. Returns ErrNotFound or
+	// ErrLeaseLost.
+	JobRelease(ctx context.Context, p *JobReleaseParams) (*Job, error)
+	// JobRetry puts a dead or cancelled job back to available with attempt
+	// and rescues reset. Returns ErrNotFound or ErrInvalidState.
+	JobRetry(ctx context.Context, p *JobRetryParams) (*Job, error)
+	// JobRun makes a scheduled job available now. Returns ErrNotFound or
+	// ErrInvalidState.
+	JobRun(ctx context.Context, p *JobRunParams) (*Job, error)
+	// JobSettle acks and fails many jobs in one transaction; one result per
+	// item, acks first. Item errors are ErrLeaseLost or ErrNotFound.
+	JobSettle(ctx context.Context, p *JobSettleParams) ([]error, error)
+
+	// LeaseWakeup returns a channel closed the next time jobs may have
+	// become leasable in one of the queues (on any replica sharing the
+	// store). Take it before a lease attempt that may find nothing, then
+	// wait on it, so no wake-up falls between the two.
+	LeaseWakeup(queues []string) <-chan struct{}
+
+	// NodeHeartbeat registers or refreshes a server node.
+	NodeHeartbeat(ctx context.Context, p *NodeHeartbeatParams) error
+	// NodeList lists server nodes, most recently heard from first.
+	NodeList(ctx context.Context, p *NodeListParams) ([]*Node, error)
+
+	// Now is the store's clock. SQLite's is the local clock.
+	Now(ctx context.Context) (time.Time, error)
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+
+	// QueueList returns every queue that has jobs or was paused, by name.
+	QueueList(ctx context.Context, p *QueueListParams) ([]*Queue, error)
+	// QueueSetPaused pauses or resumes a queue, creating it if needed.
+	QueueSetPaused(ctx context.Context, p *QueueSetPausedParams) (*Queue, error)
+
+	// StatsGet returns job counts by state and the rescue total.
+	StatsGet(ctx context.Context, p *StatsGetParams) (*Stats, error)
+
+	// WorkerDeregister removes a worker and releases its jobs. Returns
+	// ErrNotFound.
+	WorkerDeregister(ctx context.Context, p *WorkerDeregisterParams) error
+	// WorkerHeartbeat records a sign of life (registering an unknown
+	// worker) and reports what the worker must stop working on.
+	WorkerHeartbeat(ctx context.Context, p *WorkerHeartbeatParams) (*WorkerHeartbeatResult, error)
+	// WorkerList lists workers heard from since SeenAfter, by id.
+	WorkerList(ctx context.Context, p *WorkerListParams) ([]*Worker, error)
+	// WorkerRegister registers or refreshes a worker.
+	WorkerRegister(ctx context.Context, p *WorkerRegisterParams) (*Worker, error)
+}
+
+type JobAckParams struct {
+	ID     string
+	Token  string
+	Result json.RawMessage
+	Now    time.Time
+}
+
+type JobCancelParams struct {
+	ID  string
+	Now time.Time
+}
+
+type JobDeleteParams struct {
+	ID string
+}
+
+type JobEnqueueParams struct {
+	Jobs []JobSpec
+	// IdempotencyKey, when set, makes a repeat with the same RequestHash
+	// return the first call's job for IdempotencyTTL.
+	IdempotencyKey string
+	RequestHash    string
+	Now            time.Time
+}
+
+type JobEnqueueResult struct {
+	Jobs []*Job
+	// Existing[i] is true when Jobs[i] was not created by this call (a
+	// unique_key match or an idempotent replay).
+	Existing []bool
+	// Replayed is true when the idempotency key matched an earlier call.
+	Replayed bool
+}
+
+type JobExtendParams struct {
+	ID       string
+	Token    string
+	Extend   time.Duration // 0: the job's timeout
+	Progress *int
+	Now      time.Time
+}
+
+type JobFailParams struct {
+	ID         string
+	Token      string
+	Error      string
+	NoRetry    bool
+	RetryIn    *time.Duration
+	MaxRescues int
+	Now        time.Time
+}
+
+type JobGetParams struct {
+	ID  string
+	Now time.Time
+}
+
+type JobLeaseParams struct {
+	WorkerID string
+	Queues   []string
+	Kinds    []string // empty: any kind
+	Max      int
+	Now      time.Time
+}
+
+type JobListParams struct {
+	Queue  string
+	State  State
+	Kind   string
+	Limit  int
+	Cursor string // the id of the last job of the previous page
+	Now    time.Time
+}
+
+type JobListOrphansParams struct {
+	DeadBefore time.Time
+	LiveIDs    []string // owners known to be live (server nodes)
+	Limit      int
+}
+
+type JobPromoteParams struct {
+	Limit int
+	Now   time.Time
+}
+
+type JobPruneParams struct {
+	SucceededBefore time.Time // succeeded and cancelled
+	DeadBefore      time.Time
+	Limit           int
+	Now             time.Time
+}
+
+type JobReapParams struct {
+	Limit int
+	Now   time.Time
+}
+
+type JobRecoverParams struct {
+	Orphans    []Orphan
+	NodeID     string // recorded as recovered_by
+	MaxRescues int
+	Now        time.Time
+}
+
+type JobReleaseParams struct {
+	ID    string
+	Token string
+	Delay time.Duration
+	Now   time.Time
+}
+
+type JobRetryParams struct {
+	ID      string
+	Payload json.RawMessage // nil: keep
+	Now     time.Time
+}
+
+type JobRunParams struct {
+	ID  string
+	Now time.Time
+}
+
+type JobSettleParams struct {
+	Acks []JobAckParams
+	// Fails' Now and MaxRescues come from this struct.
+	Fails []JobFailParams
+	Now   time.Time
+}
+
+type NodeHeartbeatParams struct {
+	ID        string
+	Version   string
+	StartedAt time.Time
+	Now       time.Time
+}
+
+type NodeListParams struct{}
+
+type QueueListParams struct {
+	Now time.Time
+}
+
+type QueueSetPausedParams struct {
+	Name   string
+	Paused bool
+	Now    time.Time
+}
+
+type StatsGetParams struct {
+	Now time.Time
+}
+
+type WorkerDeregisterParams struct {
+	ID  string
+	Now time.Time
+}
+
+type WorkerHeartbeatParams struct {
+	ID       string
+	InFlight []string
+	Now      time.Time
+}
+
+type WorkerHeartbeatResult struct {
+	// Cancel lists held jobs with cancellation requested.
+	Cancel []string
+	// Lost lists jobs taken from the worker since its last heartbeat, each
+	// once, plus in-flight jobs it does not hold.
+	Lost []string
+}
+
+type WorkerListParams struct {
+	SeenAfter time.Time // zero: all
+}
+
+type WorkerRegisterParams struct {
+	ID     string
+	Queues []string
+	Labels map[string]string
+	Now    time.Time
+}
