@@ -1,0 +1,58 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tetherq/tether/store"
+)
+
+// ackSizes are the list lengths the batch ack statements are prepared for;
+// a batch is padded to the next one by repeating its last pair, which IN
+// ignores. A handful of shapes keeps them all in the statement cache.
+var ackSizes = []int{1, 4, 16, 64, 256}
+
+// ackMany settles the acks that carry no result with two set statements per
+// chunk instead of two per job: copy the open attempts to history, then
+// flip the rows. It returns the ids it settled; the rest (stale tokens,
+// unknown ids, repeats) are left to the one-by-one path, which tells them
+// apart.
+func ackMany(ctx context.Context, tx *txn, acks []store.JobAckParams, now int64) (map[string]bool, error) {
+	done := make(map[string]bool, len(acks))
+	for len(acks) > 0 {
+		size := ackSizes[len(ackSizes)-1]
+		for _, s := range ackSizes {
+			if s >= len(acks) {
+				size = s
+				break
+			}
+		}
+		chunk := acks[:min(size, len(acks))]
+		acks = acks[len(chunk):]
+		pairs := "(" + strings.TrimSuffix(strings.Repeat("(?, ?), ", size), ", ") + ")"
+		args := make([]any, 0, 2*size+1)
+		args = append(args, now)
+		for i := range size {
+			a := chunk[min(i, len(chunk)-1)]
+			args = append(args, a.ID, a.Token)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO attempts (id, job_id, attempt, worker_id, started_at,
+			finished_at, outcome) SELECT attempt_id, id, attempt, worker_id, started_at, ?, 'succeeded'
+			FROM jobs WHERE state = 'running' AND (id, token) IN (VALUES `+pairs[1:len(pairs)-1]+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("record acked attempts: %w", err)
+		}
+		var ids []string
+		err = tx.SelectContext(ctx, &ids, `UPDATE jobs SET state = 'succeeded', finished_at = ?,
+			result = NULL, expires_at = NULL WHERE state = 'running' AND (id, token) IN (VALUES `+
+			pairs[1:len(pairs)-1]+`) RETURNING id`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("ack: %w", err)
+		}
+		for _, id := range ids {
+			done[id] = true
+		}
+	}
+	return done, nil
+}

@@ -1,0 +1,65 @@
+package sqlite_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tetherq/tether/store"
+)
+
+var benchPayload = json.RawMessage(`{"to":"user@example.com","template":"welcome","locale":"en","n":123456789}`)
+
+func enqueueN(b *testing.B, s store.Store, n int, now time.Time) {
+	b.Helper()
+	for done := 0; done < n; done += 1000 {
+		specs := make([]store.JobSpec, min(1000, n-done))
+		for i := range specs {
+			specs[i] = store.JobSpec{Kind: "bench", Payload: benchPayload}
+		}
+		if _, err := s.JobEnqueue(b.Context(), &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEnqueueBatch measures batch enqueue of 1,000 jobs per call.
+func BenchmarkEnqueueBatch(b *testing.B) {
+	s := open(b)
+	now := time.Now()
+	b.ResetTimer()
+	for b.Loop() {
+		enqueueN(b, s, 1000, now)
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkLeaseSettle measures the worker hot path: lease 100, settle 100.
+func BenchmarkLeaseSettle(b *testing.B) {
+	for _, batch := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			s := open(b)
+			now := time.Now()
+			enqueueN(b, s, 200_000, now)
+			ctx := b.Context()
+			b.ResetTimer()
+			jobs := 0
+			for b.Loop() {
+				leased, err := s.JobLease(ctx, &store.JobLeaseParams{WorkerID: "w", Queues: []string{"default"}, Max: batch, Now: now})
+				if err != nil || len(leased) == 0 {
+					b.Fatal(err, len(leased))
+				}
+				p := &store.JobSettleParams{Now: now}
+				for _, j := range leased {
+					p.Acks = append(p.Acks, store.JobAckParams{ID: j.ID, Token: j.Lease.Token})
+				}
+				if _, err := s.JobSettle(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+				jobs += len(leased)
+			}
+			b.ReportMetric(float64(jobs)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}

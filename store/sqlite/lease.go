@@ -1,0 +1,114 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tetherq/tether/store"
+)
+
+// JobLease claims up to Max jobs with one UPDATE … RETURNING. The candidate
+// subquery reads each queue's partial index in lease order and stops after
+// Max rows per queue, so a lease costs O(Max × queues), not O(backlog).
+func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store.Job, error) {
+	now := toMS(store.Trunc(p.Now))
+	var jobs []*store.Job
+	err := s.tx(ctx, func(tx *txn) (bool, error) {
+		jobs = nil
+		if err := touchWorker(ctx, tx, p.WorkerID, now); err != nil {
+			return false, err
+		}
+		queues, err := unpaused(ctx, tx, p.Queues)
+		if err != nil || len(queues) == 0 || p.Max <= 0 {
+			return false, err
+		}
+		query, args := leaseQuery(queues, p.Kinds, p.Max)
+		var rows []jobRow
+		if err := tx.SelectContext(ctx, &rows, query, append([]any{p.WorkerID, now, now}, args...)...); err != nil {
+			return false, fmt.Errorf("lease from %v: %w", queues, err)
+		}
+		for i := range rows {
+			jobs = append(jobs, rows[i].job())
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives no order; hand jobs out in lease order.
+	slices.SortFunc(jobs, func(a, b *store.Job) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
+	})
+	return jobs, nil
+}
+
+func leaseQuery(queues, kinds []string, max int) (string, []any) {
+	kindFilter := ""
+	var kindArgs []any
+	if len(kinds) > 0 {
+		kindFilter = " AND kind IN (" + marks(len(kinds)) + ")"
+		for _, k := range kinds {
+			kindArgs = append(kindArgs, k)
+		}
+	}
+	arms := make([]string, len(queues))
+	var args []any
+	for i, q := range queues {
+		arms[i] = `SELECT * FROM (SELECT id, priority, run_at FROM jobs WHERE state = 'available' AND queue = ?` +
+			kindFilter + ` ORDER BY priority DESC, run_at, id LIMIT ?)`
+		args = append(args, q)
+		args = append(args, kindArgs...)
+		args = append(args, max)
+	}
+	args = append(args, max)
+	return `UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?,
+		token = lower(hex(randomblob(16))), attempt_id = lower(hex(randomblob(16))),
+		started_at = ?, expires_at = ? + timeout_ms
+		WHERE id IN (SELECT id FROM (` + strings.Join(arms, " UNION ALL ") + `)
+			ORDER BY priority DESC, run_at, id LIMIT ?)
+		RETURNING ` + jobColumns, args
+}
+
+// unpaused returns the distinct queues of names that are not paused.
+func unpaused(ctx context.Context, tx *txn, names []string) ([]string, error) {
+	names = dedupe(names)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var paused []string
+	query, args, err := sqlx.In(`SELECT name FROM queues WHERE paused = 1 AND name IN (?)`, names)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.SelectContext(ctx, &paused, query, args...); err != nil {
+		return nil, fmt.Errorf("read paused queues: %w", err)
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return slices.Contains(paused, n) }), nil
+}
+
+// touchWorker records a sign of life, registering an unknown worker.
+func touchWorker(ctx context.Context, tx *txn, id string, now int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO workers (id, started_at, last_heartbeat_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at`, id, now, now)
+	if err != nil {
+		return fmt.Errorf("touch worker %q: %w", id, err)
+	}
+	return nil
+}
+
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+func dedupe(v []string) []string {
+	out := make([]string, 0, len(v))
+	for _, s := range v {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/tetherq/tether/store"
+)
+
+// QueueList reads the trigger-maintained counts, so it never scans jobs.
+func (s *Store) QueueList(ctx context.Context, _ *store.QueueListParams) ([]*store.Queue, error) {
+	var counts []struct {
+		Queue string `db:"queue"`
+		State string `db:"state"`
+		N     int64  `db:"n"`
+	}
+	if err := s.r.SelectContext(ctx, &counts, `SELECT queue, state, n FROM queue_counts`); err != nil {
+		return nil, fmt.Errorf("read queue counts: %w", err)
+	}
+	var paused []string
+	if err := s.r.SelectContext(ctx, &paused, `SELECT name FROM queues WHERE paused = 1`); err != nil {
+		return nil, fmt.Errorf("read paused queues: %w", err)
+	}
+	byName := map[string]*store.Queue{}
+	get := func(name string) *store.Queue {
+		if q, ok := byName[name]; ok {
+			return q
+		}
+		q := &store.Queue{Name: name, Counts: zeroCounts()}
+		byName[name] = q
+		return q
+	}
+	for _, c := range counts {
+		if c.N != 0 {
+			get(c.Queue).Counts[store.State(c.State)] = c.N
+		}
+	}
+	for _, name := range paused {
+		get(name).Paused = true
+	}
+	names := make([]string, 0, len(byName))
+	for name := range byName {
+		names = append(names, name)
+	}
+	return s.fillQueues(ctx, byName, names)
+}
+
+// fillQueues adds the retrying count and the oldest available job to each
+// queue; both come from the partial indexes of waiting jobs.
+func (s *Store) fillQueues(ctx context.Context, byName map[string]*store.Queue, names []string) ([]*store.Queue, error) {
+	var retrying []struct {
+		Queue string `db:"queue"`
+		N     int64  `db:"n"`
+	}
+	if err := s.r.SelectContext(ctx, &retrying, `SELECT queue, count(*) AS n FROM jobs
+		WHERE state = 'scheduled' AND attempt > 0 GROUP BY queue`); err != nil {
+		return nil, fmt.Errorf("count retrying jobs: %w", err)
+	}
+	for _, r := range retrying {
+		if q, ok := byName[r.Queue]; ok {
+			q.Retrying = r.N
+		}
+	}
+	slices.Sort(names)
+	out := make([]*store.Queue, 0, len(names))
+	for _, name := range names {
+		q := byName[name]
+		if q.Counts[store.StateAvailable] > 0 {
+			var oldest sql.NullInt64
+			if err := s.r.GetContext(ctx, &oldest, `SELECT min(run_at) FROM jobs
+				WHERE state = 'available' AND queue = ?`, name); err != nil {
+				return nil, fmt.Errorf("oldest job of %q: %w", name, err)
+			}
+			q.OldestAvailableAt = timePtr(oldest)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// QueueSetPaused pauses or resumes a queue; resuming wakes leasers.
+func (s *Store) QueueSetPaused(ctx context.Context, p *store.QueueSetPausedParams) (*store.Queue, error) {
+	err := s.tx(ctx, func(tx *txn) (bool, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO queues (name, paused) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`, p.Name, p.Paused)
+		if err != nil {
+			return false, fmt.Errorf("set %q paused=%v: %w", p.Name, p.Paused, err)
+		}
+		return !p.Paused, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	queues, err := s.QueueList(ctx, &store.QueueListParams{Now: p.Now})
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range queues {
+		if q.Name == p.Name {
+			return q, nil
+		}
+	}
+	return &store.Queue{Name: p.Name, Paused: p.Paused, Counts: zeroCounts()}, nil
+}
+
+// StatsGet sums the maintained counts.
+func (s *Store) StatsGet(ctx context.Context, _ *store.StatsGetParams) (*store.Stats, error) {
+	var counts []struct {
+		State string `db:"state"`
+		N     int64  `db:"n"`
+	}
+	if err := s.r.SelectContext(ctx, &counts, `SELECT state, sum(n) AS n FROM queue_counts GROUP BY state`); err != nil {
+		return nil, fmt.Errorf("read counts: %w", err)
+	}
+	st := &store.Stats{Jobs: zeroCounts()}
+	for _, c := range counts {
+		st.Jobs[store.State(c.State)] = c.N
+	}
+	var rescues sql.NullInt64
+	if err := s.r.GetContext(ctx, &rescues, `SELECT value FROM counters WHERE name = 'rescues_total'`); err != nil && !isNoRows(err) {
+		return nil, fmt.Errorf("read rescues: %w", err)
+	}
+	st.RescuesTotal = rescues.Int64
+	return st, nil
+}
+
+func zeroCounts() map[store.State]int64 {
+	m := make(map[store.State]int64, len(store.States))
+	for _, s := range store.States {
+		m[s] = 0
+	}
+	return m
+}

@@ -1,0 +1,141 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/tetherq/tether/store"
+)
+
+// jobColumns are the columns jobRow scans, in the order of its fields.
+const jobColumns = `id, queue, kind, payload, priority, state, attempt, max_attempts, timeout_ms,
+	backoff_base_ms, backoff_max_ms, run_at, created_at, started_at, finished_at, unique_key, tags,
+	metadata, last_error, result, progress, cancel_requested, rescues, dead_reason, worker_id, token,
+	expires_at, attempt_id`
+
+type jobRow struct {
+	ID              string         `db:"id"`
+	Queue           string         `db:"queue"`
+	Kind            string         `db:"kind"`
+	Payload         sql.NullString `db:"payload"`
+	Priority        int            `db:"priority"`
+	State           string         `db:"state"`
+	Attempt         int            `db:"attempt"`
+	MaxAttempts     int            `db:"max_attempts"`
+	TimeoutMS       int64          `db:"timeout_ms"`
+	BackoffBaseMS   int64          `db:"backoff_base_ms"`
+	BackoffMaxMS    int64          `db:"backoff_max_ms"`
+	RunAt           int64          `db:"run_at"`
+	CreatedAt       int64          `db:"created_at"`
+	StartedAt       sql.NullInt64  `db:"started_at"`
+	FinishedAt      sql.NullInt64  `db:"finished_at"`
+	UniqueKey       sql.NullString `db:"unique_key"`
+	Tags            string         `db:"tags"`
+	Metadata        string         `db:"metadata"`
+	LastError       sql.NullString `db:"last_error"`
+	Result          sql.NullString `db:"result"`
+	Progress        sql.NullInt64  `db:"progress"`
+	CancelRequested bool           `db:"cancel_requested"`
+	Rescues         int            `db:"rescues"`
+	DeadReason      sql.NullString `db:"dead_reason"`
+	WorkerID        sql.NullString `db:"worker_id"`
+	Token           sql.NullString `db:"token"`
+	ExpiresAt       sql.NullInt64  `db:"expires_at"`
+	AttemptID       sql.NullString `db:"attempt_id"`
+}
+
+func (r *jobRow) job() *store.Job {
+	j := &store.Job{
+		ID:              r.ID,
+		Queue:           r.Queue,
+		Kind:            r.Kind,
+		Payload:         rawOrNil(r.Payload),
+		Priority:        r.Priority,
+		State:           store.State(r.State),
+		Attempt:         r.Attempt,
+		MaxAttempts:     r.MaxAttempts,
+		Timeout:         time.Duration(r.TimeoutMS) * time.Millisecond,
+		Backoff:         store.Backoff{Base: ms(r.BackoffBaseMS), Max: ms(r.BackoffMaxMS)},
+		RunAt:           fromMS(r.RunAt),
+		CreatedAt:       fromMS(r.CreatedAt),
+		StartedAt:       timePtr(r.StartedAt),
+		FinishedAt:      timePtr(r.FinishedAt),
+		UniqueKey:       strPtr(r.UniqueKey),
+		Metadata:        json.RawMessage(r.Metadata),
+		LastError:       strPtr(r.LastError),
+		Result:          rawOrNil(r.Result),
+		CancelRequested: r.CancelRequested,
+		Rescues:         r.Rescues,
+	}
+	if err := json.Unmarshal([]byte(r.Tags), &j.Tags); err != nil || j.Tags == nil {
+		j.Tags = []string{}
+	}
+	if r.Progress.Valid {
+		p := int(r.Progress.Int64)
+		j.Progress = &p
+	}
+	if r.DeadReason.Valid {
+		d := store.DeadReason(r.DeadReason.String)
+		j.DeadReason = &d
+	}
+	if j.State == store.StateRunning {
+		j.Lease = &store.Lease{WorkerID: r.WorkerID.String, Token: r.Token.String, ExpiresAt: fromMS(r.ExpiresAt.Int64)}
+	}
+	return j
+}
+
+// openAttempt is the attempt a running row holds, as history shows it.
+func (r *jobRow) openAttempt() store.Attempt {
+	return store.Attempt{
+		ID:        r.AttemptID.String,
+		JobID:     r.ID,
+		Attempt:   r.Attempt,
+		WorkerID:  r.WorkerID.String,
+		StartedAt: fromMS(r.StartedAt.Int64),
+		Outcome:   store.OutcomeRunning,
+	}
+}
+
+func toMS(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+func timePtr(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+func strPtr(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	return &v.String
+}
+
+func rawOrNil(v sql.NullString) json.RawMessage {
+	if !v.Valid {
+		return nil
+	}
+	return json.RawMessage(v.String)
+}
+
+// nullRaw stores a JSON value, or NULL for none.
+func nullRaw(v json.RawMessage) any {
+	if len(v) == 0 {
+		return nil
+	}
+	return string(v)
+}
+
+func nullStr(v *string) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
