@@ -39,13 +39,13 @@ type Store interface {
 	// JobGet returns a job with its attempts. Returns ErrNotFound.
 	JobGet(ctx context.Context, p *JobGetParams) (*Job, error)
 	// JobLease moves up to Max available jobs of the queues to running for
-	// the worker, which it registers or heartbeats. Returns an empty slice
-	// when nothing is available.
+	// the worker, which it registers or heartbeats. Returns no jobs (nil or
+	// empty) when nothing is available.
 	JobLease(ctx context.Context, p *JobLeaseParams) ([]*Job, error)
 	// JobList lists jobs newest first, after the cursor.
 	JobList(ctx context.Context, p *JobListParams) ([]*Job, error)
 	// JobListOrphans lists running jobs whose owner's last sign of life is
-	// before DeadBefore (or who never registered), owners in LiveIDs aside.
+	// at or before DeadBefore, owners in LiveIDs aside.
 	JobListOrphans(ctx context.Context, p *JobListOrphansParams) ([]Orphan, error)
 	// JobPromote makes up to Limit due scheduled jobs available and returns
 	// how many it moved.
@@ -94,7 +94,8 @@ type Store interface {
 	// QueueSetPaused pauses or resumes a queue, creating it if needed.
 	QueueSetPaused(ctx context.Context, p *QueueSetPausedParams) (*Queue, error)
 
-	// StatsGet returns job counts by state and the rescue total.
+	// StatsGet returns job counts by state and the rescue total: every
+	// rescue ever made, not reduced by retries or pruning.
 	StatsGet(ctx context.Context, p *StatsGetParams) (*Stats, error)
 
 	// WorkerDeregister removes a worker and releases its jobs. Returns
@@ -232,10 +233,10 @@ type JobRunParams struct {
 }
 
 type JobSettleParams struct {
-	Acks []JobAckParams
-	// Fails' Now and MaxRescues come from this struct.
+	Acks  []JobAckParams
 	Fails []JobFailParams
-	Now   time.Time
+	// Now applies to every item; the items' own Now is ignored.
+	Now time.Time
 }
 
 type NodeHeartbeatParams struct {

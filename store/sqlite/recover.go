@@ -14,7 +14,7 @@ import (
 func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParams) ([]store.Orphan, error) {
 	query := `SELECT j.id, j.worker_id, j.token, w.last_heartbeat_at
 		FROM workers w JOIN jobs j ON j.worker_id = w.id AND j.state = 'running'
-		WHERE w.last_heartbeat_at < ?`
+		WHERE w.last_heartbeat_at <= ?`
 	args := []any{toMS(p.DeadBefore)}
 	if len(p.LiveIDs) > 0 {
 		query += ` AND w.id NOT IN (` + marks(len(p.LiveIDs)) + `)`
