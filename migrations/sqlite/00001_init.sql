@@ -69,35 +69,16 @@ CREATE INDEX attempts_job ON attempts (job_id, started_at);
 CREATE INDEX attempts_lost ON attempts (worker_id) WHERE lost_pending = 1;
 CREATE INDEX attempts_rescued ON attempts (finished_at) WHERE outcome = 'orphaned';
 
--- Counts by queue and state, kept exact by triggers so queue listings and
--- stats never scan jobs.
+-- Counts by queue and state, kept exact by the store: each transaction
+-- adds up how many jobs it moved and writes one row change per queue and
+-- state before it commits (a trigger would write once per job), so queue
+-- listings and stats never scan jobs.
 CREATE TABLE queue_counts (
     queue TEXT    NOT NULL,
     state TEXT    NOT NULL,
     n     INTEGER NOT NULL,
     PRIMARY KEY (queue, state)
 ) WITHOUT ROWID;
-
--- +goose StatementBegin
-CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
-    INSERT INTO queue_counts (queue, state, n) VALUES (NEW.queue, NEW.state, 1)
-        ON CONFLICT (queue, state) DO UPDATE SET n = n + 1;
-END;
--- +goose StatementEnd
-
--- +goose StatementBegin
-CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs WHEN OLD.state <> NEW.state BEGIN
-    UPDATE queue_counts SET n = n - 1 WHERE queue = OLD.queue AND state = OLD.state;
-    INSERT INTO queue_counts (queue, state, n) VALUES (NEW.queue, NEW.state, 1)
-        ON CONFLICT (queue, state) DO UPDATE SET n = n + 1;
-END;
--- +goose StatementEnd
-
--- +goose StatementBegin
-CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
-    UPDATE queue_counts SET n = n - 1 WHERE queue = OLD.queue AND state = OLD.state;
-END;
--- +goose StatementEnd
 
 CREATE TABLE queues (
     name   TEXT PRIMARY KEY,

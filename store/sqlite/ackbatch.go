@@ -43,15 +43,19 @@ func ackMany(ctx context.Context, tx *txn, acks []store.JobAckParams, now int64)
 		if err != nil {
 			return nil, fmt.Errorf("record acked attempts: %w", err)
 		}
-		var ids []string
-		err = tx.SelectContext(ctx, &ids, `UPDATE jobs SET state = 'succeeded', finished_at = ?,
+		var rows []struct {
+			ID    string `db:"id"`
+			Queue string `db:"queue"`
+		}
+		err = tx.SelectContext(ctx, &rows, `UPDATE jobs SET state = 'succeeded', finished_at = ?,
 			result = NULL, expires_at = NULL WHERE state = 'running' AND (id, token) IN (VALUES `+
-			pairs[1:len(pairs)-1]+`) RETURNING id`, args...)
+			pairs[1:len(pairs)-1]+`) RETURNING id, queue`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("ack: %w", err)
 		}
-		for _, id := range ids {
-			done[id] = true
+		for _, r := range rows {
+			done[r.ID] = true
+			tx.moved(r.Queue, store.StateRunning, store.StateSucceeded, 1)
 		}
 	}
 	return done, nil

@@ -148,6 +148,7 @@ func (s *Store) adminUpdate(ctx context.Context, id string,
 		if err != nil {
 			return false, fmt.Errorf("update job %s: %w", id, err)
 		}
+		tx.moved(row.Queue, store.State(row.State), store.State(next.State), 1)
 		j = next.job()
 		return wake, nil
 	})

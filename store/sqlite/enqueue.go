@@ -118,6 +118,7 @@ func enqueueOne(ctx context.Context, tx *txn, ins *sqlx.Stmt, spec *store.JobSpe
 	if err != nil {
 		return nil, false, err
 	}
+	tx.moved(spec.Queue, "", state, 1)
 	return &store.Job{
 		ID: id.String(), Queue: spec.Queue, Kind: spec.Kind, Payload: spec.Payload, Priority: spec.Priority,
 		State: state, MaxAttempts: spec.MaxAttempts, Timeout: spec.Timeout, Backoff: spec.Backoff,

@@ -29,3 +29,19 @@ func (s *Store) PlanForTest(ctx context.Context, query string) string {
 	}
 	return b.String()
 }
+
+// ScanCountsForTest counts jobs by queue and state the slow way, for
+// checking the maintained counts.
+func (s *Store) ScanCountsForTest(ctx context.Context) (map[string]int64, error) {
+	var rows []struct {
+		Queue string `db:"queue"`
+		State string `db:"state"`
+		N     int64  `db:"n"`
+	}
+	err := s.r.SelectContext(ctx, &rows, `SELECT queue, state, count(*) AS n FROM jobs GROUP BY queue, state`)
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[r.Queue+"/"+r.State] = r.N
+	}
+	return out, err
+}

@@ -33,6 +33,7 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 			return false, fmt.Errorf("lease from %v: %w", queues, err)
 		}
 		for i := range rows {
+			tx.moved(rows[i].Queue, store.StateAvailable, store.StateRunning, 1)
 			jobs = append(jobs, rows[i].job())
 		}
 		return false, nil

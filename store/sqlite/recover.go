@@ -112,15 +112,18 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'available' WHERE id IN (
-			SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at LIMIT ?)`,
-			toMS(p.Now), limitOr(p.Limit, 1000))
+		var queues []string
+		err := tx.SelectContext(ctx, &queues, `UPDATE jobs SET state = 'available' WHERE id IN (
+			SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at LIMIT ?)
+			RETURNING queue`, toMS(p.Now), limitOr(p.Limit, 1000))
 		if err != nil {
 			return false, fmt.Errorf("promote: %w", err)
 		}
-		affected, err := res.RowsAffected()
-		n = int(affected)
-		return n > 0, err
+		for _, q := range queues {
+			tx.moved(q, store.StateScheduled, store.StateAvailable, 1)
+		}
+		n = len(queues)
+		return n > 0, nil
 	})
 	return n, err
 }
@@ -171,14 +174,26 @@ func deleteJobs(ctx context.Context, tx *txn, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	for _, table := range []string{"attempts WHERE job_id", "jobs WHERE id"} {
-		query, args, err := sqlx.In(`DELETE FROM `+table+` IN (?)`, ids)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-			return fmt.Errorf("delete from %s: %w", table, err)
-		}
+	query, args, err := sqlx.In(`DELETE FROM attempts WHERE job_id IN (?)`, ids)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("delete attempts: %w", err)
+	}
+	query, args, err = sqlx.In(`DELETE FROM jobs WHERE id IN (?) RETURNING queue, state`, ids)
+	if err != nil {
+		return err
+	}
+	var gone []struct {
+		Queue string `db:"queue"`
+		State string `db:"state"`
+	}
+	if err := tx.SelectContext(ctx, &gone, query, args...); err != nil {
+		return fmt.Errorf("delete jobs: %w", err)
+	}
+	for _, g := range gone {
+		tx.moved(g.Queue, store.State(g.State), "", 1)
 	}
 	return nil
 }

@@ -150,6 +150,9 @@ func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error))
 	}
 	tx := &txn{Tx: sqltx, cache: s.cache}
 	wake, err := fn(tx)
+	if err == nil {
+		err = tx.flushCounts(ctx)
+	}
 	if err != nil {
 		tx.Rollback()
 		s.cache.learn(ctx, tx.learned())

@@ -3,9 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/tetherq/tether/store"
 )
 
 // txn is a write transaction whose statements are prepared once on the
@@ -17,6 +20,47 @@ type txn struct {
 	// local holds statements prepared inside this transaction: the writer's
 	// only connection is busy, so the cache learns them after it ends.
 	local map[string]*sqlx.Stmt
+	// counts are the changes to queue_counts this transaction makes, added
+	// up and written once before it commits.
+	counts map[countKey]int64
+}
+
+type countKey struct {
+	queue string
+	state store.State
+}
+
+// moved records that n jobs of queue went from state from to state to;
+// from "" is an insert and to "" a delete.
+func (t *txn) moved(queue string, from, to store.State, n int64) {
+	if from == to || n == 0 {
+		return
+	}
+	if t.counts == nil {
+		t.counts = map[countKey]int64{}
+	}
+	if from != "" {
+		t.counts[countKey{queue, from}] -= n
+	}
+	if to != "" {
+		t.counts[countKey{queue, to}] += n
+	}
+}
+
+// flushCounts writes the recorded count changes, one statement per queue
+// and state however many jobs moved.
+func (t *txn) flushCounts(ctx context.Context) error {
+	for k, n := range t.counts {
+		if n == 0 {
+			continue
+		}
+		_, err := t.ExecContext(ctx, `INSERT INTO queue_counts (queue, state, n) VALUES (?, ?, ?)
+			ON CONFLICT (queue, state) DO UPDATE SET n = n + excluded.n`, k.queue, k.state, n)
+		if err != nil {
+			return fmt.Errorf("count %s jobs of %q: %w", k.state, k.queue, err)
+		}
+	}
+	return nil
 }
 
 // stmtCache holds the writer's prepared statements by query text.
