@@ -1,0 +1,106 @@
+// Package api serves Tether's HTTP JSON API (shared/API.md, openapi.yaml):
+// the /v1 routes, health and readiness, metrics and the spec itself.
+//
+// Every handler has one shape: decode, validate, one store call, encode.
+// Request errors and store sentinel errors become problem+json answers in
+// one place (problem.go); nothing else about HTTP leaks into the store.
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tetherq/tether/store"
+)
+
+// DefaultMaxBody is the request body limit when Config.MaxBody is 0.
+const DefaultMaxBody = 1 << 20
+
+// Config is what the API needs. Store is required; every other field has a
+// default.
+type Config struct {
+	Store store.Store
+	// Now is the clock corrected to the store's; default time.Now. It is
+	// called from many requests at once and must be safe for that.
+	Now func() time.Time
+	// NodeID and Version describe this server node.
+	NodeID  string
+	Version string
+	// HeartbeatInterval and DeadAfter are told to registering workers and
+	// decide the liveness shown for each worker.
+	HeartbeatInterval time.Duration
+	DeadAfter         time.Duration
+	// MaxBody limits every request body, in bytes.
+	MaxBody int64
+	// MaxRescues is passed to fails, whose decision may count rescues.
+	MaxRescues int
+	// Registerer receives the API's metrics; Gatherer serves /metrics. When
+	// Registerer is a *prometheus.Registry it is the default Gatherer; with
+	// neither, the API keeps a registry of its own.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	Logger     *slog.Logger
+	// Shutdown is closed (never sent on) when graceful shutdown begins:
+	// waiting long-polls then answer {"jobs": []} at once, so that
+	// http.Server.Shutdown does not wait out their wait_ms. Nil: never.
+	Shutdown <-chan struct{}
+}
+
+// API is the HTTP API over one store. It is safe for concurrent use.
+type API struct {
+	cfg     Config
+	store   store.Store
+	now     func() time.Time
+	log     *slog.Logger
+	metrics *metrics
+	// scrape serves /metrics.
+	scrape http.Handler
+}
+
+// New checks cfg, fills its defaults and registers the API's metrics. It
+// returns an error if Store is nil or the metrics are already registered.
+func New(cfg Config) (*API, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("api: Config.Store is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = store.DefaultHeartbeatInterval
+	}
+	if cfg.DeadAfter <= 0 {
+		cfg.DeadAfter = store.DefaultDeadAfter
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxRescues <= 0 {
+		cfg.MaxRescues = store.DefaultMaxRescues
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	reg, gather := cfg.Registerer, cfg.Gatherer
+	if reg == nil {
+		own := prometheus.NewRegistry()
+		reg, gather = own, own
+	}
+	if gather == nil {
+		r, ok := reg.(*prometheus.Registry)
+		if !ok {
+			return nil, errors.New("api: Config.Gatherer is required when Registerer is not a *prometheus.Registry")
+		}
+		gather = r
+	}
+	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather)}
+	m, err := newMetrics(reg, a)
+	if err != nil {
+		return nil, err
+	}
+	a.metrics = m
+	return a, nil
+}

@@ -1,0 +1,149 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/tetherq/tether/store"
+)
+
+type leaseRequest struct {
+	WorkerID *string  `json:"worker_id"`
+	Queues   []string `json:"queues"`
+	Max      *int     `json:"max"`
+	WaitMS   *int64   `json:"wait_ms"`
+	Kinds    []string `json:"kinds"`
+}
+
+func (req *leaseRequest) check() error {
+	return firstErr(
+		required("worker_id", req.WorkerID),
+		checkOptional(req.WorkerID, func(v string) error { return checkWorkerID("worker_id", v) }),
+		checkNames("queues", req.Queues, true),
+		checkRange("max", req.Max, 1, maxLeaseMax),
+		checkRange("wait_ms", req.WaitMS, 0, maxWaitMS),
+		checkNames("kinds", req.Kinds, false),
+	)
+}
+
+// lease handles POST /v1/lease: up to max jobs, waiting up to wait_ms for
+// one to arrive. It answers {"jobs": []} when none came in time, and at
+// once on shutdown.
+func (a *API) lease(w http.ResponseWriter, r *http.Request) {
+	var req leaseRequest
+	if !a.decode(w, r, &req) {
+		return
+	}
+	p := &store.JobLeaseParams{WorkerID: *req.WorkerID, Queues: req.Queues, Kinds: req.Kinds, Max: 1}
+	setIf(&p.Max, req.Max)
+	var wait time.Duration
+	if req.WaitMS != nil {
+		wait = millis(*req.WaitMS)
+	}
+	jobs, err := a.leaseWait(r.Context(), p, wait)
+	if err != nil {
+		if r.Context().Err() == nil {
+			a.fail(w, r, err)
+		}
+		return
+	}
+	a.metrics.leased.Add(float64(len(jobs)))
+	writeJSON(w, http.StatusOK, jobsView{Jobs: viewJobs(jobs, a.now())})
+}
+
+// leaseWait leases until it gets jobs, wait runs out, shutdown begins or
+// ctx ends. It takes the wake-up channel before each attempt, so an enqueue
+// landing between an empty attempt and the wait is never missed, and it
+// never polls: between attempts it sleeps until a wake-up.
+func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.Duration) ([]*store.Job, error) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		wake := a.store.LeaseWakeup(p.Queues)
+		p.Now = a.now()
+		jobs, err := a.store.JobLease(ctx, p)
+		if err != nil || len(jobs) > 0 || wait == 0 {
+			return jobs, err
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			return nil, nil
+		case <-a.cfg.Shutdown:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+type extendRequest struct {
+	Token    *string `json:"token"`
+	ExtendMS *int64  `json:"extend_ms"`
+	Progress *int    `json:"progress"`
+}
+
+func (req *extendRequest) check() error {
+	return firstErr(
+		checkToken("token", req.Token),
+		checkRange("extend_ms", req.ExtendMS, 1, maxTimeoutMS),
+		checkRange("progress", req.Progress, 0, 100),
+	)
+}
+
+type extendView struct {
+	ExpiresAt       stamp `json:"expires_at"`
+	CancelRequested bool  `json:"cancel_requested"`
+}
+
+// extend handles POST /v1/jobs/{id}/extend: the lease runs until now +
+// (extend_ms or the job's timeout); the answer tells the worker whether
+// cancellation was requested. Returns 409 lease_lost for a stale token.
+func (a *API) extend(w http.ResponseWriter, r *http.Request) {
+	now, id := a.now(), pathParam(r, "id")
+	var req extendRequest
+	if !a.decode(w, r, &req) {
+		return
+	}
+	p := &store.JobExtendParams{ID: id, Token: *req.Token, Progress: req.Progress, Now: now}
+	if req.ExtendMS != nil {
+		p.Extend = millis(*req.ExtendMS)
+	}
+	job, err := a.store.JobExtend(r.Context(), p)
+	if err != nil {
+		a.fail(w, r, err, aboutJob(id))
+		return
+	}
+	v := extendView{CancelRequested: job.CancelRequested}
+	if job.Lease != nil {
+		v.ExpiresAt = stamp(job.Lease.ExpiresAt)
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+type releaseRequest struct {
+	Token   *string `json:"token"`
+	DelayMS *int64  `json:"delay_ms"`
+}
+
+func (req *releaseRequest) check() error {
+	return firstErr(checkToken("token", req.Token), checkRange("delay_ms", req.DelayMS, 0, maxDelayMS))
+}
+
+// release handles POST /v1/jobs/{id}/release: the job goes back, available
+// or scheduled after delay_ms, with attempt − 1. Returns 409 lease_lost for
+// a stale token.
+func (a *API) release(w http.ResponseWriter, r *http.Request) {
+	now, id := a.now(), pathParam(r, "id")
+	var req releaseRequest
+	if !a.decode(w, r, &req) {
+		return
+	}
+	p := &store.JobReleaseParams{ID: id, Token: *req.Token, Now: now}
+	if req.DelayMS != nil {
+		p.Delay = millis(*req.DelayMS)
+	}
+	job, err := a.store.JobRelease(r.Context(), p)
+	a.answerJob(w, r, id, job, err, now)
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tetherq/tether/scheduler"
+	"github.com/tetherq/tether/store"
+)
+
+// config is the server's configuration after flags and environment.
+type config struct {
+	addr               string
+	store              string
+	deadAfter          time.Duration
+	heartbeatInterval  time.Duration
+	tick               time.Duration
+	maxBody            byteSize
+	retentionSucceeded time.Duration
+	retentionDead      time.Duration
+	maxRescues         int
+	nodeID             string
+}
+
+// parseConfig reads the flags in args; a flag not given takes its TETHER_*
+// variable from getenv (--dead-after ↔ TETHER_DEAD_AFTER), then its default.
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
+	c := config{maxBody: 1 << 20}
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks a free one)")
+	fs.StringVar(&c.store, "store", "sqlite:tether.db", "store URL: sqlite:PATH or sqlite://PATH")
+	fs.DurationVar(&c.deadAfter, "dead-after", store.DefaultDeadAfter, "silence after which a worker is dead and its jobs are recovered")
+	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", 0, "heartbeat interval told to workers (default a third of --dead-after: 5s)")
+	fs.DurationVar(&c.tick, "tick", scheduler.DefaultTick, "scheduler tick")
+	fs.Var(&c.maxBody, "max-body", "request body limit: bytes, or with KiB or MiB")
+	fs.DurationVar(&c.retentionSucceeded, "retention-succeeded", scheduler.DefaultRetentionSucceeded, "how long succeeded and cancelled jobs are kept")
+	fs.DurationVar(&c.retentionDead, "retention-dead", scheduler.DefaultRetentionDead, "how long dead jobs are kept")
+	fs.IntVar(&c.maxRescues, "max-rescues", store.DefaultMaxRescues, "rescues after which a job is dead (crash_loop)")
+	fs.StringVar(&c.nodeID, "node-id", "", "this node's id (default hostname-pid-random)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := applyEnv(fs, getenv); err != nil {
+		return c, err
+	}
+	if c.nodeID == "" {
+		c.nodeID = defaultNodeID()
+	}
+	if c.heartbeatInterval == 0 {
+		// Three intervals to death, as store.DefaultHeartbeatInterval is to
+		// store.DefaultDeadAfter, so a shorter --dead-after alone works.
+		c.heartbeatInterval = c.deadAfter / 3
+	}
+	return c, c.check()
+}
+
+// applyEnv sets every flag not given on the command line from its TETHER_*
+// variable, through the flag's own parser so both read values alike.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := envName(f.Name)
+		v := getenv(name)
+		if given[f.Name] || v == "" || err != nil {
+			return
+		}
+		if e := fs.Set(f.Name, v); e != nil {
+			err = fmt.Errorf("%s=%q: %w", name, v, e)
+		}
+	})
+	return err
+}
+
+// envName maps a flag to its variable: dead-after → TETHER_DEAD_AFTER.
+func envName(flag string) string {
+	return "TETHER_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+func (c config) check() error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"dead-after", c.deadAfter}, {"heartbeat-interval", c.heartbeatInterval}, {"tick", c.tick},
+		{"retention-succeeded", c.retentionSucceeded}, {"retention-dead", c.retentionDead},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive, not %v", d.name, d.v))
+		}
+	}
+	if c.heartbeatInterval >= c.deadAfter {
+		errs = append(errs, fmt.Errorf("--heartbeat-interval (%v) must be shorter than --dead-after (%v)", c.heartbeatInterval, c.deadAfter))
+	}
+	if c.maxRescues < 1 {
+		errs = append(errs, fmt.Errorf("--max-rescues must be at least 1, not %d", c.maxRescues))
+	}
+	if c.maxBody <= 0 {
+		errs = append(errs, errors.New("--max-body must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// defaultNodeID is hostname-pid-random: unique per process even when two
+// replicas share a host and a pid namespace recycles pids.
+func defaultNodeID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "tether"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// byteSize is a flag of bytes: "1048576", "512KiB" or "1MiB".
+type byteSize int64
+
+func (b *byteSize) String() string {
+	switch v := int64(*b); {
+	case v != 0 && v%(1<<20) == 0:
+		return strconv.FormatInt(v>>20, 10) + "MiB"
+	case v != 0 && v%(1<<10) == 0:
+		return strconv.FormatInt(v>>10, 10) + "KiB"
+	default:
+		return strconv.FormatInt(v, 10)
+	}
+}
+
+func (b *byteSize) Set(s string) error {
+	num, unit := s, int64(1)
+	for suffix, u := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			num, unit = strings.TrimSpace(n), u
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/unit {
+		return fmt.Errorf("invalid size %q: want bytes, or a number with KiB or MiB", s)
+	}
+	*b = byteSize(n * unit)
+	return nil
+}

@@ -1,0 +1,67 @@
+// Command server is Tether's server: the HTTP API, the dashboard and the
+// scheduler loop over one store, configured by flags or TETHER_* variables.
+//
+//	server --addr 127.0.0.1:8080 --store sqlite:tether.db
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/tetherq/tether/scheduler"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "tether:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx is done, then shuts down gracefully. Everything the
+// process needs from outside comes in as an argument, so tests run it as is.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stdout, nil))
+	st, err := openStore(ctx, cfg.store)
+	if err != nil {
+		return err
+	}
+	clock := scheduler.NewClock(st, time.Now)
+	if err := clock.Sync(ctx); err != nil {
+		return errors.Join(err, st.Close())
+	}
+	srv, err := newServer(cfg, st, clock, log, version())
+	if err != nil {
+		return errors.Join(err, st.Close())
+	}
+	err = srv.serve(ctx, stdout)
+	return errors.Join(err, st.Close())
+}
+
+// version is the module version the binary was built from, "(devel)" for
+// a build from a work tree.
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetherq/tether/client"
+)
+
+// enqueueBatch is the producers' batch size, the API's maximum.
+const enqueueBatch = 1000
+
+type benchConfig struct {
+	url          string
+	jobs         int
+	workers      int
+	batch        int
+	producers    int
+	payloadBytes int
+	timeout      time.Duration
+}
+
+func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
+	var c benchConfig
+	fs := flag.NewFlagSet("tether bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "server URL")
+	fs.IntVar(&c.jobs, "jobs", 20000, "jobs to enqueue and work")
+	fs.IntVar(&c.workers, "workers", 4, "workers, each leasing and settling in a loop")
+	fs.IntVar(&c.batch, "batch", 100, "jobs per lease (1..1000)")
+	fs.IntVar(&c.producers, "producers", 2, "concurrent producers enqueueing batches of 1000")
+	fs.IntVar(&c.payloadBytes, "payload-bytes", 100, "approximate payload size")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	switch {
+	case c.jobs < 1, c.workers < 1, c.producers < 1:
+		return c, errors.New("--jobs, --workers and --producers must be at least 1")
+	case c.batch < 1 || c.batch > 1000:
+		return c, errors.New("--batch must be 1..1000")
+	}
+	return c, nil
+}
+
+// bench enqueues the jobs into a fresh queue, then burns them down, and
+// prints one line of figures.
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseBench(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	conns := cfg.producers + cfg.workers
+	c := client.New(cfg.url)
+	c.HTTP = &http.Client{Transport: &http.Transport{
+		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute,
+	}}
+	queue := "bench-" + randomHex(4)
+
+	start := time.Now()
+	if err := produce(ctx, c, queue, cfg); err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	enqueued := time.Since(start)
+
+	start = time.Now()
+	lat, err := work(ctx, c, queue, cfg)
+	if err != nil {
+		return fmt.Errorf("work: %w", err)
+	}
+	worked := time.Since(start)
+	p50, p99 := percentile(lat, 0.50), percentile(lat, 0.99)
+	fmt.Fprintf(stdout, "tether n=%d producers=%d workers=%d batch=%d enqueue=%.0f jobs/s work=%.0f jobs/s lease+settle p50=%s p99=%s\n",
+		cfg.jobs, cfg.producers, cfg.workers, cfg.batch,
+		float64(cfg.jobs)/enqueued.Seconds(), float64(cfg.jobs)/worked.Seconds(), ms(p50), ms(p99))
+	return nil
+}
+
+// produce enqueues cfg.jobs jobs in batches of enqueueBatch from
+// cfg.producers goroutines.
+func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfig) error {
+	ctx, cancel := context.WithCancel(ctx) // one failure stops every producer
+	defer cancel()
+	batches := make(chan int) // the first job number of each batch
+	go func() {
+		defer close(batches)
+		for i := 0; i < cfg.jobs; i += enqueueBatch {
+			select {
+			case batches <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	errs := make(chan error, cfg.producers)
+	var wg sync.WaitGroup
+	for range cfg.producers {
+		wg.Go(func() {
+			for first := range batches {
+				specs := make([]client.JobSpec, 0, enqueueBatch)
+				for n := first; n < min(first+enqueueBatch, cfg.jobs); n++ {
+					specs = append(specs, client.JobSpec{Kind: "bench", Queue: queue, Payload: payload(n, cfg.payloadBytes)})
+				}
+				if _, err := c.EnqueueBatch(ctx, specs); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // the first failure, nil if none
+}
+
+// work runs cfg.workers lease-and-settle loops until cfg.jobs jobs are
+// settled, and returns the latency of every cycle that got jobs (the lease
+// plus the settle).
+func work(ctx context.Context, c *client.Client, queue string, cfg benchConfig) ([]time.Duration, error) {
+	var settled atomic.Int64
+	lats := make([][]time.Duration, cfg.workers)
+	errs := make([]error, cfg.workers)
+	var wg sync.WaitGroup
+	for w := range cfg.workers {
+		wg.Go(func() {
+			lats[w], errs[w] = workLoop(ctx, c, fmt.Sprintf("%s-w%d", queue, w), queue, cfg, &settled)
+		})
+	}
+	wg.Wait()
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	return all, errors.Join(errs...)
+}
+
+func workLoop(ctx context.Context, c *client.Client, worker, queue string, cfg benchConfig, settled *atomic.Int64) ([]time.Duration, error) {
+	var lats []time.Duration
+	req := client.LeaseRequest{WorkerID: worker, Queues: []string{queue}, Max: cfg.batch, WaitMS: 100}
+	for settled.Load() < int64(cfg.jobs) {
+		t := time.Now()
+		jobs, err := c.Lease(ctx, req)
+		if err != nil {
+			return lats, err
+		}
+		if len(jobs) == 0 {
+			continue
+		}
+		acks := make([]client.Ack, len(jobs))
+		for i, j := range jobs {
+			acks[i] = client.Ack{ID: j.ID, Token: j.Lease.Token}
+		}
+		res, err := c.Settle(ctx, acks, nil)
+		if err != nil {
+			return lats, err
+		}
+		lats = append(lats, time.Since(t))
+		for _, r := range res {
+			if !r.OK {
+				return lats, fmt.Errorf("settle %s: %s", r.ID, r.Code)
+			}
+		}
+		settled.Add(int64(len(res)))
+	}
+	return lats, nil
+}
+
+// payload is a JSON object of about size bytes naming job n.
+func payload(n, size int) []byte {
+	head := fmt.Sprintf(`{"n":%d,"pad":"`, n)
+	pad := strings.Repeat("x", max(0, size-len(head)-2))
+	return []byte(head + pad + `"}`)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,56 @@
+// Command tether is Tether's command-line tool. Subcommands:
+//
+//	tether bench --url URL --jobs N --workers W --batch B   HTTP burn-down benchmark
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "tether:", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage means the usage was printed already.
+var errUsage = errors.New("usage")
+
+const usage = `usage: tether <command> [flags]
+
+commands:
+  bench   enqueue N jobs over HTTP, burn them down with W workers, print the rates
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "bench":
+		return bench(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "tether: unknown command %q\n%s", args[0], usage)
+		return errUsage
+	}
+}

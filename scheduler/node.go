@@ -1,0 +1,35 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	"github.com/tetherq/tether/store"
+)
+
+// nodeBeat registers the server node and refreshes its heartbeat every tick.
+// Other nodes count it live while the heartbeat is younger than DeadAfter;
+// the node itself never needs it, as it always counts itself live.
+type nodeBeat struct {
+	store      store.Store
+	id         string
+	version    string
+	startedAt  time.Time
+	registered bool
+}
+
+// runOnce heartbeats the node; n is 1 on the first success (registration)
+// and 0 after, so only the registration is logged.
+func (b *nodeBeat) runOnce(ctx context.Context, now time.Time) (int, error) {
+	err := b.store.NodeHeartbeat(ctx, &store.NodeHeartbeatParams{
+		ID: b.id, Version: b.version, StartedAt: b.startedAt, Now: now,
+	})
+	if err != nil {
+		return 0, err // the log line names the task; the store names the node
+	}
+	if b.registered {
+		return 0, nil
+	}
+	b.registered = true
+	return 1, nil
+}
