@@ -129,9 +129,12 @@ type JobDeleteParams struct {
 type JobEnqueueParams struct {
 	Jobs []JobSpec
 	// IdempotencyKey, when set, makes a repeat with the same RequestHash
-	// return the first call's job for IdempotencyTTL.
+	// return the first call's job for IdempotencyTTL (default
+	// store.IdempotencyTTL), even after that job was pruned. Webhook
+	// deliveries use it too, with the hook's dedupe window.
 	IdempotencyKey string
 	RequestHash    string
+	IdempotencyTTL time.Duration
 	Now            time.Time
 }
 

@@ -47,8 +47,12 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 			wake = wake || (!existing && j.State == store.StateAvailable)
 		}
 		if p.IdempotencyKey != "" && len(res.Jobs) > 0 {
+			ttl := p.IdempotencyTTL
+			if ttl <= 0 {
+				ttl = store.IdempotencyTTL
+			}
 			_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency_keys (key, request_hash, job_id, expires_at)
-				VALUES (?, ?, ?, ?)`, p.IdempotencyKey, p.RequestHash, res.Jobs[0].ID, toMS(now.Add(store.IdempotencyTTL)))
+				VALUES (?, ?, ?, ?)`, p.IdempotencyKey, p.RequestHash, res.Jobs[0].ID, toMS(now.Add(ttl)))
 			if err != nil {
 				return false, fmt.Errorf("record idempotency key: %w", err)
 			}

@@ -21,6 +21,7 @@ var enqueueTests = []test{
 	{"IdempotencyReplayAfterPrune", testEnqueueIdempotencyReplayAfterPrune},
 	{"IdempotencyConflict", testEnqueueIdempotencyConflict},
 	{"IdempotencyExpiry", testEnqueueIdempotencyExpiry},
+	{"IdempotencyCustomTTL", testEnqueueIdempotencyCustomTTL},
 }
 
 func testEnqueueSingle(t *testing.T, h *harness) {
@@ -332,4 +333,33 @@ func testEnqueueIdempotencyExpiry(t *testing.T, h *harness) {
 	}
 	// The first job is unfinished: only its key expired.
 	wantState(t, h.get(first.Jobs[0].ID), store.StateAvailable, 0, 0)
+}
+
+// A key may carry its own window (webhook deliveries dedupe for the hook's
+// dedupe_ms): it replays inside the window and is free after it.
+func testEnqueueIdempotencyCustomTTL(t *testing.T, h *harness) {
+	keyed := func(hash string) (*store.JobEnqueueResult, error) {
+		return h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{
+			Jobs:           []store.JobSpec{{Kind: "k"}},
+			IdempotencyKey: "hook:gh:delivery-1",
+			RequestHash:    hash,
+			IdempotencyTTL: 72 * time.Hour,
+			Now:            h.now(),
+		})
+	}
+	first, err := keyed("h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.advance(48 * time.Hour) // past the default 24 h, inside 72 h
+	res, err := keyed("h1")
+	wantReplay(t, res, err, first.Jobs[0].ID)
+	h.advance(25 * time.Hour)
+	res, err = keyed("h2")
+	if err != nil {
+		t.Fatalf("reuse after the key's own window: %v", err)
+	}
+	if res.Replayed || res.Jobs[0].ID == first.Jobs[0].ID {
+		t.Errorf("reuse after the key's own window: replayed %v, want a new job", res.Replayed)
+	}
 }

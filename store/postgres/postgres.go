@@ -1,0 +1,176 @@
+// Package postgres is Tether's shared backend: any number of server
+// replicas on one Postgres database.
+//
+// The hot paths are single statements. A lease is one UPDATE over a
+// SELECT … FOR UPDATE SKIP LOCKED, so concurrent leasers on any replica
+// pass each other instead of queueing; a batch enqueue is one INSERT over
+// unnest; acks settle in one statement with their attempt history. Endings
+// that need the failure decisions (fail, release, rescue, reap) lock their
+// rows, apply store.Decide in Go and write every decision back in one
+// statement, guarded again on (id, token, running), so a replica that lost
+// the race changes nothing.
+//
+// Statement-level triggers keep the queue counts and send one NOTIFY per
+// queue per statement that makes jobs leasable; each Store listens on a
+// dedicated connection and wakes its long-polls from there.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/tetherq/tether/migrations"
+	"github.com/tetherq/tether/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Store is the Postgres implementation of store.Store.
+type Store struct {
+	pool    *pgxpool.Pool
+	hub     *store.Hub
+	channel string // this schema's NOTIFY channel
+	lis     *listener
+}
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// DSN; pgxpool's pool_* parameters apply), migrates it to the newest
+// schema, and starts listening for wake-ups. The schema is the first one on
+// the connection's search_path, so several stores can share a database in
+// separate schemas (…&search_path=tenant_a).
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse postgres url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	s := &Store{pool: pool, hub: store.NewHub()}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := pool.QueryRow(ctx, `SELECT tether_channel(current_schema())`).Scan(&s.channel); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("name the notification channel: %w", err)
+	}
+	s.lis = startListener(cfg.ConnConfig.Copy(), s.channel, s.hub)
+	return s, nil
+}
+
+// migrate applies the embedded migrations under a session advisory lock,
+// so replicas starting together migrate once: the others wait for the lock
+// and then find nothing to do.
+func (s *Store) migrate(ctx context.Context) error {
+	var schema *string
+	if err := s.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("read current schema: %w", err)
+	}
+	if schema == nil {
+		return errors.New("migrate: no schema on the search_path exists; create it first")
+	}
+	dir, err := fs.Sub(migrations.Postgres, "postgres")
+	if err != nil {
+		return err
+	}
+	// One lock per schema: stores in other schemas of the same database
+	// migrate independently. A one-second probe instead of goose's five
+	// keeps a replica that lost the race from idling after the winner is
+	// done.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(lockID(*schema)), lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return err
+	}
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, dir,
+		goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate schema %q: %w", *schema, err)
+	}
+	return nil
+}
+
+// lockID is the advisory lock key of migrations in schema.
+func lockID(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("tether migrations " + schema))
+	return int64(h.Sum64())
+}
+
+// Close stops the listener and closes the pool.
+func (s *Store) Close() error {
+	s.lis.stop()
+	s.pool.Close()
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Now is the database's clock, the one clock every replica shares.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("read the database clock: %w", err)
+	}
+	return now.UTC(), nil
+}
+
+// LeaseWakeup returns a channel closed by the next notification on this
+// store's channel, from any replica, or by the poll fallback while the
+// listener is reconnecting.
+func (s *Store) LeaseWakeup([]string) <-chan struct{} { return s.hub.Wait() }
+
+// querier is what both the pool and a transaction offer.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// maxTries bounds the retries of a transaction that Postgres aborted to
+// break a deadlock: two settles of overlapping ids, or a deregister racing
+// its worker's lease, can lock the same rows in opposite orders.
+const maxTries = 3
+
+// tx runs fn in a transaction and commits it, retrying the whole of it when
+// Postgres aborted it as a deadlock victim or for serialization.
+func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	var err error
+	for range maxTries {
+		err = pgx.BeginFunc(ctx, s.pool, fn)
+		if !retryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
