@@ -9,3 +9,8 @@ import "embed"
 //
 //go:embed sqlite/*.sql
 var SQLite embed.FS
+
+// Postgres is the migrations directory of the Postgres backend.
+//
+//go:embed postgres/*.sql
+var Postgres embed.FS

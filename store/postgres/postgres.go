@@ -7,12 +7,17 @@
 // unnest; acks settle in one statement with their attempt history. Endings
 // that need the failure decisions (fail, release, rescue, reap) lock their
 // rows, apply store.Decide in Go and write every decision back in one
-// statement, guarded again on (id, token, running), so a replica that lost
-// the race changes nothing.
+// statement, guarded again on (id, owner, token, running), so a replica
+// that lost the race changes nothing. Rescues and reaps lock with SKIP
+// LOCKED: replicas scanning at once split the work instead of waiting.
 //
 // Statement-level triggers keep the queue counts and send one NOTIFY per
 // queue per statement that makes jobs leasable; each Store listens on a
 // dedicated connection and wakes its long-polls from there.
+//
+// Every instant comes from the params (store.Trunc'd to the millisecond);
+// no mutating statement reads a clock. Now reads the database's, which the
+// replicas share.
 package postgres
 
 import (
@@ -38,7 +43,20 @@ var _ store.Store = (*Store)(nil)
 
 // Store is the Postgres implementation of store.Store.
 type Store struct {
-	pool    *pgxpool.Pool
+	// pool serves reads and every write whose success the API reports as
+	// durable: enqueue, ack, fail, release, rescue, admin changes.
+	pool *pgxpool.Pool
+	// lax serves the writes that may be lost in a database crash without
+	// breaking a promise (DESIGN: a 2xx means committed for enqueue, ack
+	// and fail): leases, extends, registrations, node heartbeats,
+	// promotion. (Worker heartbeats stay durable: they hand out lost jobs.) Its sessions run
+	// with synchronous_commit off, so those commits do not wait for a WAL
+	// flush; on a disk where a flush takes a millisecond or more that
+	// halves the flushes of the lease-and-ack loop. A lease lost in a crash
+	// leaves the job available, and the worker's ack then answers
+	// lease_lost: the job runs again, as after any crash. WAL is one
+	// sequence, so a durable commit flushes every lax commit before it.
+	lax     *pgxpool.Pool
 	hub     *store.Hub
 	channel string // this schema's NOTIFY channel
 	lis     *listener
@@ -58,17 +76,32 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	s := &Store{pool: pool, hub: store.NewHub()}
-	if err := s.migrate(ctx); err != nil {
+	laxCfg := cfg.Copy()
+	if laxCfg.ConnConfig.RuntimeParams == nil {
+		laxCfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	laxCfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	lax, err := pgxpool.NewWithConfig(ctx, laxCfg)
+	if err != nil {
 		pool.Close()
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	s := &Store{pool: pool, lax: lax, hub: store.NewHub()}
+	if err := s.migrate(ctx); err != nil {
+		s.closePools()
 		return nil, err
 	}
 	if err := pool.QueryRow(ctx, `SELECT tether_channel(current_schema())`).Scan(&s.channel); err != nil {
-		pool.Close()
+		s.closePools()
 		return nil, fmt.Errorf("name the notification channel: %w", err)
 	}
-	s.lis = startListener(cfg.ConnConfig.Copy(), s.channel, s.hub)
+	s.lis = startListener(ctx, cfg.ConnConfig.Copy(), s.channel, s.hub)
 	return s, nil
+}
+
+func (s *Store) closePools() {
+	s.lax.Close()
+	s.pool.Close()
 }
 
 // migrate applies the embedded migrations under a session advisory lock,
@@ -114,10 +147,10 @@ func lockID(schema string) int64 {
 	return int64(h.Sum64())
 }
 
-// Close stops the listener and closes the pool.
+// Close stops the listener and closes the pools.
 func (s *Store) Close() error {
 	s.lis.stop()
-	s.pool.Close()
+	s.closePools()
 	return nil
 }
 

@@ -57,6 +57,7 @@ func ackMany(ctx context.Context, tx *txn, acks []store.JobAckParams, now int64)
 			done[r.ID] = true
 			tx.moved(r.Queue, store.StateRunning, store.StateSucceeded, 1)
 		}
+		tx.closed(store.OutcomeSucceeded, now, int64(len(rows)))
 	}
 	return done, nil
 }

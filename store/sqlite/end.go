@@ -80,5 +80,6 @@ func insertAttempt(ctx context.Context, tx *txn, row *jobRow, end attemptEnd) er
 	if err != nil {
 		return fmt.Errorf("record attempt of %s: %w", row.ID, err)
 	}
+	tx.closed(end.outcome, end.at, 1)
 	return nil
 }

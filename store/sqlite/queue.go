@@ -54,7 +54,9 @@ func (s *Store) fillQueues(ctx context.Context, byName map[string]*store.Queue, 
 		Queue string `db:"queue"`
 		N     int64  `db:"n"`
 	}
-	if err := s.r.SelectContext(ctx, &retrying, `SELECT queue, count(*) AS n FROM jobs
+	// The partial index holds only retrying jobs; without it the planner
+	// would count through every scheduled job.
+	if err := s.r.SelectContext(ctx, &retrying, `SELECT queue, count(*) AS n FROM jobs INDEXED BY jobs_retrying_queue
 		WHERE state = 'scheduled' AND attempt > 0 GROUP BY queue`); err != nil {
 		return nil, fmt.Errorf("count retrying jobs: %w", err)
 	}

@@ -165,7 +165,7 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 		if err != nil {
 			return false, fmt.Errorf("prune nodes: %w", err)
 		}
-		return false, nil
+		return false, pruneThroughput(ctx, tx, p.Now)
 	})
 	return n, err
 }

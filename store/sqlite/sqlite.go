@@ -24,13 +24,14 @@ var _ store.Store = (*Store)(nil)
 
 // Store is the SQLite implementation of store.Store.
 type Store struct {
-	// w is the only writer. SQLite takes one writer at a time anyway; one
-	// connection makes the queue explicit in Go instead of in busy retries.
-	w *sqlx.DB
+	// db owns the writer connection: SQLite takes one writer at a time
+	// anyway, and one connection makes the queue explicit in Go instead of
+	// in busy retries.
+	db *sqlx.DB
+	w  *writer
 	// r serves reads concurrently with the writer (WAL).
-	r     *sqlx.DB
-	hub   *store.Hub
-	cache *stmtCache
+	r   *sqlx.DB
+	hub *store.Hub
 }
 
 // Options tune Open.
@@ -62,29 +63,30 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_synchronous", o.Synchronous)
-	// Immediate: a deferred transaction that reads and then writes can fail
-	// with SQLITE_BUSY (no retry) when another process holds the write lock;
-	// taking the lock at BEGIN makes busy_timeout apply.
-	q.Set("_txlock", "immediate")
-	w, err := sqlx.Open(driverName, "file:"+path+"?"+q.Encode())
+	db, err := sqlx.Open(driverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxIdleTime(0)
-	if err := migrate(ctx, w.DB); err != nil {
-		w.Close()
+	db.SetMaxOpenConns(1)
+	if err := migrate(ctx, db.DB); err != nil {
+		db.Close()
 		return nil, err
 	}
-	q.Del("_txlock")
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s for writing: %w", path, err)
+	}
+	w := &writer{conn: conn, stmts: map[string]*sqlx.Stmt{}}
 	q.Set("_query_only", "1")
 	r, err := sqlx.Open(driverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
-		w.Close()
+		w.close()
+		db.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(o.Readers)
-	return &Store{w: w, r: r, hub: store.NewHub(), cache: &stmtCache{db: w, m: map[string]*sqlx.Stmt{}}}, nil
+	return &Store{db: db, w: w, r: r, hub: store.NewHub()}, nil
 }
 
 // driverName is go-sqlite3 with the pragmas every connection needs and the
@@ -98,8 +100,11 @@ func register() {
 		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 			// 64 MiB of page cache: the hot pages of the job indexes stay in
 			// memory. Checkpoints every 4,000 pages (16 MiB) instead of 1,000
-			// copy a page rewritten by many commits once.
-			_, err := c.Exec(`PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 4000`, nil)
+			// copy a page rewritten by many commits once. Temporary b-trees
+			// (the sorted lease candidates, IN lists) in memory: on disk,
+			// each would cost a file's creation per statement.
+			_, err := c.Exec(`PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 4000;
+				PRAGMA temp_store = MEMORY`, nil)
 			return err
 		}})
 	})
@@ -122,13 +127,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	s.cache.close()
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.r.Close(), s.w.close(), s.db.Close())
 }
 
 // Ping checks both pools.
 func (s *Store) Ping(ctx context.Context) error {
-	return errors.Join(s.r.PingContext(ctx), s.w.PingContext(ctx))
+	// The writer's pool has one connection and the writer holds it for
+	// good: ping that connection itself, not the pool.
+	return errors.Join(s.r.PingContext(ctx), s.w.conn.PingContext(ctx))
 }
 
 // Now is the local clock: the database lives in this process.
@@ -140,28 +146,34 @@ func (s *Store) LeaseWakeup([]string) <-chan struct{} { return s.hub.Wait() }
 // tx runs fn in one write transaction and commits it. When fn reports that
 // jobs became leasable, waiting leasers are woken after the commit.
 func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error)) error {
-	// A cancellable context makes the driver run every step and every row
-	// in a goroutine of its own so that it can interrupt it; transactions
-	// here are short, so they run to the end instead.
+	// A cancellable context makes the driver run every step in a goroutine
+	// of its own so that it can interrupt it; transactions here are short,
+	// so they run to the end instead.
 	ctx = context.WithoutCancel(ctx)
-	sqltx, err := s.w.BeginTxx(ctx, nil)
-	if err != nil {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	// IMMEDIATE takes the write lock at BEGIN: a deferred transaction that
+	// reads and then writes can fail with SQLITE_BUSY, without retry, when
+	// another process holds the lock; at BEGIN busy_timeout applies.
+	if _, err := s.w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	tx := &txn{Tx: sqltx, cache: s.cache}
+	tx := &txn{w: s.w}
+	defer tx.close()
 	wake, err := fn(tx)
 	if err == nil {
 		err = tx.flushCounts(ctx)
 	}
 	if err != nil {
-		tx.Rollback()
-		s.cache.learn(ctx, tx.learned())
+		if _, rerr := s.w.conn.ExecContext(ctx, "ROLLBACK"); rerr != nil {
+			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		}
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := s.w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		s.w.conn.ExecContext(ctx, "ROLLBACK") // COMMIT can fail and leave the transaction open
 		return fmt.Errorf("commit: %w", err)
 	}
-	s.cache.learn(ctx, tx.learned())
 	if wake {
 		s.hub.Signal()
 	}

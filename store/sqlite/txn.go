@@ -11,23 +11,60 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// txn is a write transaction whose statements are prepared once on the
-// writer connection and reused. Preparing an UPDATE of jobs compiles its
-// triggers and index maintenance, which costs more than running it.
+// writer is the store's only writing connection, held for the store's
+// life. Transactions on it are BEGIN IMMEDIATE … COMMIT statements rather
+// than database/sql transactions: a database/sql Tx watches its context with
+// a goroutine per query, which on the hot path costs more than the query.
+type writer struct {
+	mu    sync.Mutex // one transaction at a time
+	conn  *sqlx.Conn
+	stmts map[string]*sqlx.Stmt // prepared on conn, by query text
+}
+
+// maxCached bounds the statement cache: queries built from variable-length
+// lists (lease over many queues) would otherwise grow it without end.
+const maxCached = 256
+
+// txn is one write transaction. Its statements are prepared once on the
+// writer connection and reused: preparing an UPDATE of jobs compiles its
+// index maintenance, which costs more than running it.
 type txn struct {
-	*sqlx.Tx
-	cache *stmtCache
-	// local holds statements prepared inside this transaction: the writer's
-	// only connection is busy, so the cache learns them after it ends.
-	local map[string]*sqlx.Stmt
+	w *writer
+	// once holds statements beyond the cache's bound, closed at the end.
+	once []*sqlx.Stmt
 	// counts are the changes to queue_counts this transaction makes, added
 	// up and written once before it commits.
 	counts map[countKey]int64
+	// ends are the attempts it closed per minute and outcome, for the
+	// throughput table, written the same way.
+	ends map[endKey]int64
 }
 
 type countKey struct {
 	queue string
 	state store.State
+}
+
+func (t *txn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if st, ok := t.w.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := t.w.conn.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.w.stmts) < maxCached {
+		t.w.stmts[query] = st
+	} else {
+		t.once = append(t.once, st)
+	}
+	return st, nil
+}
+
+func (t *txn) close() {
+	for _, st := range t.once {
+		st.Close()
+	}
 }
 
 // moved records that n jobs of queue went from state from to state to;
@@ -48,8 +85,12 @@ func (t *txn) moved(queue string, from, to store.State, n int64) {
 }
 
 // flushCounts writes the recorded count changes, one statement per queue
-// and state however many jobs moved.
+// and state however many jobs moved, and the throughput of the attempts
+// closed.
 func (t *txn) flushCounts(ctx context.Context) error {
+	if err := t.flushEnds(ctx); err != nil {
+		return err
+	}
 	for k, n := range t.counts {
 		if n == 0 {
 			continue
@@ -61,83 +102,6 @@ func (t *txn) flushCounts(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// stmtCache holds the writer's prepared statements by query text.
-type stmtCache struct {
-	db *sqlx.DB
-	mu sync.Mutex
-	m  map[string]*sqlx.Stmt
-}
-
-// maxCached bounds the cache: queries built from variable-length lists
-// (lease over many queues) would otherwise grow it without end.
-const maxCached = 256
-
-func (c *stmtCache) lookup(query string) *sqlx.Stmt {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[query]
-}
-
-// learn prepares queries on the writer. Call it with no transaction open
-// in this goroutine: it needs the writer's connection.
-func (c *stmtCache) learn(ctx context.Context, queries []string) {
-	for _, q := range queries {
-		c.mu.Lock()
-		_, known := c.m[q]
-		full := len(c.m) >= maxCached
-		c.mu.Unlock()
-		if known || full {
-			continue
-		}
-		st, err := c.db.PreparexContext(ctx, q)
-		if err != nil {
-			continue // the statement still runs unprepared next time
-		}
-		c.mu.Lock()
-		if _, known := c.m[q]; known {
-			st.Close()
-		} else {
-			c.m[q] = st
-		}
-		c.mu.Unlock()
-	}
-}
-
-func (c *stmtCache) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, st := range c.m {
-		st.Close()
-	}
-}
-
-func (t *txn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	if st := t.cache.lookup(query); st != nil {
-		return t.Tx.StmtxContext(ctx, st), nil
-	}
-	if st, ok := t.local[query]; ok {
-		return st, nil
-	}
-	st, err := t.Tx.PreparexContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if t.local == nil {
-		t.local = map[string]*sqlx.Stmt{}
-	}
-	t.local[query] = st
-	return st, nil
-}
-
-// learned lists the queries this transaction prepared for itself.
-func (t *txn) learned() []string {
-	out := make([]string, 0, len(t.local))
-	for q := range t.local {
-		out = append(out, q)
-	}
-	return out
 }
 
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -159,7 +123,7 @@ func (t *txn) QueryxContext(ctx context.Context, query string, args ...any) (*sq
 func (t *txn) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
 	st, err := t.stmt(ctx, query)
 	if err != nil {
-		return t.Tx.QueryRowxContext(ctx, query, args...) // reports the same error
+		return t.w.conn.QueryRowxContext(ctx, query, args...) // reports the same error
 	}
 	return st.QueryRowxContext(ctx, args...)
 }
@@ -178,4 +142,13 @@ func (t *txn) GetContext(ctx context.Context, dest any, query string, args ...an
 
 func (t *txn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
 	return sqlx.SelectContext(ctx, t, dest, query, args...)
+}
+
+func (w *writer) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, st := range w.stmts {
+		st.Close()
+	}
+	return w.conn.Close()
 }

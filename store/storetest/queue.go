@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,28 @@ var queueTests = []test{
 	{"List", testQueueList},
 	{"Paused", testQueuePaused},
 	{"Stats", testQueueStats},
+	{"PingAndClock", testPingAndClock},
+}
+
+// Ping answers while the store is idle and right after writes (readiness
+// depends on it), and the store's clock is a real, current time.
+func testPingAndClock(t *testing.T, h *harness) {
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if err := h.s.Ping(ctx); err != nil {
+		t.Fatalf("ping an idle store: %v", err)
+	}
+	h.enqueue(spec("k", "a"))
+	if err := h.s.Ping(ctx); err != nil {
+		t.Fatalf("ping after a write: %v", err)
+	}
+	now, err := h.s.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(now); d > time.Minute || d < -time.Minute {
+		t.Errorf("store clock %v is %v away from this process's", now, d)
+	}
 }
 
 func testQueueCounts(t *testing.T, h *harness) {

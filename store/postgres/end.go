@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tetherq/tether/store"
+)
+
+// ending is one delivery to close: the running row as read (and locked),
+// the decision for it, and how its attempt entry reads.
+type ending struct {
+	row         *jobRow
+	d           store.Decision
+	outcome     store.Outcome
+	err         *string
+	recoveredBy *string
+	lastHB      *time.Time
+	// lost marks a delivery taken from its worker, reported at its next
+	// heartbeat.
+	lost bool
+}
+
+func decide(row *jobRow, e store.Ending, retryIn *time.Duration, maxRescues int, now time.Time) store.Decision {
+	return store.Decide(store.DecideParams{
+		Ending:          e,
+		Attempt:         row.Attempt,
+		MaxAttempts:     row.MaxAttempts,
+		Rescues:         row.Rescues,
+		MaxRescues:      maxRescues,
+		CancelRequested: row.CancelRequested,
+		Backoff:         store.Backoff{Base: ms(row.BackoffBaseMS), Max: ms(row.BackoffMaxMS)},
+		RetryIn:         retryIn,
+		Now:             now,
+	})
+}
+
+// endSQL applies many decisions in one statement: $2… are the columns of
+// the decisions. The update is guarded again on (id, owner, token,
+// running), so a delivery another transaction closed first is left alone,
+// and each closed attempt is copied to history in the same statement.
+const endSQL = `WITH d AS (
+		SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::timestamptz[],
+			$8::text[], $9::boolean[], $10::text[], $11::int[], $12::text[], $13::text[], $14::timestamptz[],
+			$15::boolean[], $16::text[])
+		AS d(id, token, state, attempt, rescues, run_at, dead_reason, finished, error, old_attempt, outcome,
+			recovered_by, last_hb, lost, owner)
+	), ended AS (
+		UPDATE jobs j SET state = d.state, attempt = d.attempt, rescues = d.rescues, run_at = d.run_at,
+			dead_reason = d.dead_reason, finished_at = CASE WHEN d.finished THEN $1::timestamptz END,
+			last_error = coalesce(d.error, j.last_error), token = NULL, expires_at = NULL
+		FROM d WHERE j.id = ANY($2::uuid[]) AND j.id = d.id AND j.worker_id = d.owner AND j.token = d.token
+			AND j.state = 'running'
+		RETURNING j.*
+	), history AS (
+		INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome, error,
+			recovered_by, last_heartbeat_at, lost_pending)
+		SELECT e.attempt_id, e.id, d.old_attempt, e.worker_id, e.started_at, $1, d.outcome, d.error,
+			d.recovered_by, d.last_hb, CASE WHEN d.lost THEN true END
+		FROM ended e JOIN d ON d.id = e.id
+	)
+	SELECT ` + jobColumns + ` FROM ended`
+
+// endDeliveries closes the deliveries of ends with their decisions at now
+// and returns the jobs after, in the order of ends. The rows must be locked
+// by the caller's transaction, so every guard holds.
+func endDeliveries(ctx context.Context, q querier, ends []ending, now time.Time) ([]*store.Job, error) {
+	if len(ends) == 0 {
+		return nil, nil
+	}
+	n := len(ends)
+	var (
+		ids, tokens, states, outcomes = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		owners                        = make([]string, n)
+		attempts, rescues, olds       = make([]int32, n), make([]int32, n), make([]int32, n)
+		runAts                        = make([]time.Time, n)
+		reasons, errs, recoveredBy    = make([]*string, n), make([]*string, n), make([]*string, n)
+		finished, lost                = make([]bool, n), make([]bool, n)
+		lastHBs                       = make([]*time.Time, n)
+	)
+	for i, e := range ends {
+		ids[i], tokens[i], states[i], outcomes[i] = e.row.ID, deref(e.row.Token), string(e.d.State), string(e.outcome)
+		owners[i] = deref(e.row.WorkerID)
+		attempts[i], rescues[i], olds[i] = int32(e.d.Attempt), int32(e.d.Rescues), int32(e.row.Attempt)
+		// A job back in the queue waits from the decision's run_at: its
+		// run_at says when it became leasable again.
+		runAts[i] = e.row.RunAt
+		if !e.d.State.Finished() {
+			runAts[i] = store.Trunc(e.d.RunAt)
+		}
+		if e.d.DeadReason != nil {
+			r := string(*e.d.DeadReason)
+			reasons[i] = &r
+		}
+		errs[i], recoveredBy[i], lastHBs[i] = e.err, e.recoveredBy, e.lastHB
+		finished[i], lost[i] = e.d.State.Finished(), e.lost
+	}
+	rows, err := scanJobs(q.Query(ctx, endSQL, now, ids, tokens, states, attempts, rescues, runAts, reasons,
+		finished, errs, olds, outcomes, recoveredBy, lastHBs, lost, owners))
+	if err != nil {
+		return nil, fmt.Errorf("end %d deliveries: %w", n, err)
+	}
+	if len(rows) != n {
+		return nil, fmt.Errorf("end %d deliveries: %d matched their lease", n, len(rows))
+	}
+	byID := make(map[string]*jobRow, n)
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	out := make([]*store.Job, n)
+	for i, id := range ids {
+		out[i] = byID[id].job()
+	}
+	return out, nil
+}

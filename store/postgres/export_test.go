@@ -1,0 +1,108 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ListenerPIDForTest is the backend pid of the listener connection, 0
+// while it is disconnected.
+func (s *Store) ListenerPIDForTest() uint32 { return s.lis.backendPID() }
+
+// ExecForTest runs sql on the store's pool, in its schema.
+func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error {
+	_, err := s.pool.Exec(ctx, sql, args...)
+	return err
+}
+
+// PlanForTest returns Postgres's plan for query, one node a line.
+func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) (string, error) {
+	rows, err := s.pool.Query(ctx, "EXPLAIN "+query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String(), rows.Err()
+}
+
+// QueryRowForTest scans the one row of sql into dest.
+func (s *Store) QueryRowForTest(ctx context.Context, sql string, dest ...any) error {
+	return s.pool.QueryRow(ctx, sql).Scan(dest...)
+}
+
+// ChannelForTest is the store's NOTIFY channel.
+func (s *Store) ChannelForTest() string { return s.channel }
+
+// RefuseListenForTest makes the listener's reconnects fail (or work
+// again).
+func (s *Store) RefuseListenForTest(refuse bool) { s.lis.refuse.Store(refuse) }
+
+// HotPath is a statement the hot paths or the scheduler run on every call
+// or tick, with sample arguments.
+type HotPath struct {
+	Name string
+	SQL  string
+	Args []any
+}
+
+// HotPathsForTest lists the statements whose cost must not grow with the
+// number of finished jobs. Lists hold 1,000 ids, the largest batch the API
+// allows, so a plan that hash-joins for a long list shows.
+func HotPathsForTest(now time.Time) []HotPath {
+	queues := []string{"default", "other"}
+	const n = 1000
+	ids, strs, nulls, ints, times, bools := make([]string, n), make([]string, n), make([]*string, n), make([]int32, n), make([]time.Time, n), make([]bool, n)
+	for i := range ids {
+		ids[i], strs[i], times[i] = uuid.Must(uuid.NewV7()).String(), "x", now
+	}
+	return []HotPath{
+		{"lease", leaseQuery(false, false), []any{"w", now, queues[:1], n}},
+		{"lease by kind", leaseQuery(false, true), []any{"w", now, queues[:1], n, []string{"k"}}},
+		{"lease from several queues", leaseQuery(true, false), []any{"w", now, queues, n}},
+		{"ack", ackSQL, []any{now, ids, strs, nulls}},
+		{"end deliveries", endSQL, []any{now, ids, strs, strs, ints, ints, times, nulls, bools, nulls, ints, strs,
+			nulls, make([]*time.Time, n), bools, strs}},
+		{"promote", promoteSQL, []any{now, n}},
+		{"reap", lockExpiredSQL, []any{now, n}},
+		{"list orphans", orphansSQL, []any{now, []string{"node-1"}, n}},
+		{"recover", lockOrphansSQL, []any{ids, strs, strs}},
+		{"heartbeat", heartbeatSQL, []any{"w", now}},
+		{"job history", attemptsSQL, []any{ids[0]}},
+		{"prune", pruneJobsSQL, []any{now.Add(-24 * time.Hour), now.Add(-30 * 24 * time.Hour), n}},
+		{"queue counts", countsSQL, nil},
+		{"oldest available", oldestSQL, []any{"default"}},
+	}
+}
+
+// ScanCountsForTest counts jobs by "queue/state" with a full scan, plus
+// "queue/retrying" for scheduled jobs with attempt > 0.
+func (s *Store) ScanCountsForTest(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT queue || '/' || state, count(*) FROM jobs GROUP BY 1
+		UNION ALL
+		SELECT queue || '/retrying', count(*) FROM jobs WHERE state = 'scheduled' AND attempt > 0 GROUP BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,163 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tetherq/tether/store"
+)
+
+// orphansSQL lists the running jobs of workers silent since $1, owners in
+// $2 aside, at most $3.
+const orphansSQL = `SELECT j.id::text, j.worker_id, j.token, w.last_heartbeat_at
+	FROM workers w JOIN jobs j ON j.worker_id = w.id AND j.state = 'running'
+	WHERE w.last_heartbeat_at <= $1 AND w.id <> ALL($2::text[])
+	ORDER BY w.last_heartbeat_at, j.id LIMIT $3`
+
+// JobListOrphans finds the running jobs of silent workers. It starts from
+// workers (a small table, scanned) and reaches their jobs through
+// jobs_running_worker, so it costs O(workers + silent workers' jobs). A job
+// whose owner never registered cannot exist here: a lease registers its
+// worker in the same statement, and a deregister releases the worker's jobs
+// in the same transaction.
+func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParams) ([]store.Orphan, error) {
+	live := p.LiveIDs
+	if live == nil {
+		live = []string{}
+	}
+	rows, err := s.pool.Query(ctx, orphansSQL, store.Trunc(p.DeadBefore), live, limitOr(p.Limit, 1000))
+	if err != nil {
+		return nil, fmt.Errorf("list orphans: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Orphan, error) {
+		var o store.Orphan
+		err := r.Scan(&o.JobID, &o.WorkerID, &o.Token, &o.LastHeartbeatAt)
+		o.LastHeartbeatAt = o.LastHeartbeatAt.UTC()
+		return o, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list orphans: %w", err)
+	}
+	return out, nil
+}
+
+// lockOrphansSQL locks the orphans ($1 ids, $2 owners, $3 tokens) that
+// are still the same delivery, skipping rows another transaction holds.
+// "id = ANY" keeps the plan on the primary key however long the list.
+const lockOrphansSQL = `SELECT ` + jobColumns + ` FROM jobs
+	WHERE id = ANY($1::uuid[]) AND state = 'running'
+	AND (id, worker_id, token) IN (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]))
+	ORDER BY id FOR UPDATE SKIP LOCKED`
+
+// JobRecover rescues orphans. It locks the rows that still match (id,
+// owner, token, running) with SKIP LOCKED and ends them in one guarded
+// statement. A row another recoverer holds is skipped: that one rescues it,
+// or finds it moved on, and either way this call has nothing to win. So
+// replicas racing over the same listing never wait for each other, and each
+// job is rescued exactly once. (A row locked by another writer, an ack or
+// a cancel, is skipped too; if it is still an orphan, the next tick takes
+// it.)
+func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*store.Job, error) {
+	now := store.Trunc(p.Now)
+	byID := make(map[string]store.Orphan, len(p.Orphans))
+	var ids, owners, tokens []string
+	for _, o := range p.Orphans {
+		if validID(o.JobID) {
+			byID[o.JobID] = o
+			ids, owners, tokens = append(ids, o.JobID), append(owners, o.WorkerID), append(tokens, o.Token)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var won []*store.Job
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := scanJobs(tx.Query(ctx, lockOrphansSQL, ids, owners, tokens))
+		if err != nil {
+			return fmt.Errorf("lock orphans: %w", err)
+		}
+		ends := make([]ending, len(rows))
+		for i, row := range rows {
+			o := byID[row.ID]
+			d := decide(row, store.EndOrphaned, nil, p.MaxRescues, now)
+			msg := fmt.Sprintf("worker %s stopped heartbeating; job recovered by %s", o.WorkerID, p.NodeID)
+			node := p.NodeID
+			var lastHB *time.Time
+			if !o.LastHeartbeatAt.IsZero() {
+				t := store.Trunc(o.LastHeartbeatAt)
+				lastHB = &t
+			}
+			ends[i] = ending{row: row, d: d, outcome: d.Outcome, err: &msg, recoveredBy: &node, lastHB: lastHB, lost: true}
+		}
+		won, err = endDeliveries(ctx, tx, ends, now)
+		if err != nil || len(won) == 0 {
+			return err
+		}
+		return addCounter(ctx, tx, "rescues_total", len(won))
+	})
+	return won, err
+}
+
+// lockExpiredSQL locks up to $2 running jobs whose lease expired by $1.
+const lockExpiredSQL = `SELECT ` + jobColumns + ` FROM jobs
+	WHERE state = 'running' AND expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`
+
+// JobReap ends deliveries past their expiry as timed_out. SKIP LOCKED lets
+// every replica's reaper run at once, each taking different rows.
+func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
+	now := store.Trunc(p.Now)
+	var reaped []*store.Job
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := scanJobs(tx.Query(ctx, lockExpiredSQL, now, limitOr(p.Limit, 1000)))
+		if err != nil {
+			return fmt.Errorf("lock expired leases: %w", err)
+		}
+		ends := make([]ending, len(rows))
+		for i, row := range rows {
+			d := decide(row, store.EndTimedOut, nil, 0, now)
+			msg := "lease expired: no ack, fail or extend within the timeout"
+			ends[i] = ending{row: row, d: d, outcome: d.Outcome, err: &msg, lost: true}
+		}
+		reaped, err = endDeliveries(ctx, tx, ends, now)
+		return err
+	})
+	return reaped, err
+}
+
+// promoteSQL makes up to $2 jobs scheduled at or before $1 available.
+const promoteSQL = `UPDATE jobs SET state = 'available' WHERE id = ANY(ARRAY(
+	SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= $1
+	ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED))`
+
+// JobPromote makes due scheduled jobs available, then folds the queue
+// count deltas (see foldCounts): promotion runs once a tick on every node,
+// which is the cadence the fold wants.
+func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
+	tag, err := s.lax.Exec(ctx, promoteSQL, store.Trunc(p.Now), limitOr(p.Limit, 1000))
+	if err != nil {
+		return 0, fmt.Errorf("promote: %w", err)
+	}
+	if err := s.foldCounts(ctx); err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+func addCounter(ctx context.Context, q querier, name string, n int) error {
+	_, err := q.Exec(ctx, `INSERT INTO counters (name, value) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value`, name, n)
+	if err != nil {
+		return fmt.Errorf("count %s: %w", name, err)
+	}
+	return nil
+}
+
+func limitOr(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}

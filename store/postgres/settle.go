@@ -1,0 +1,315 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tetherq/tether/store"
+)
+
+// ackSQL settles every (id, token) of the arrays $2, $3 that is a running
+// job's current lease as succeeded at $1 with result $4, and copies each
+// closed attempt to history, in one statement. Pairs that match nothing
+// (stale tokens, unknown ids, repeats) are left out of RETURNING, for the
+// caller to tell apart.
+const ackSQL = `WITH acked AS (
+		UPDATE jobs j SET state = 'succeeded', finished_at = $1, result = a.result::jsonb, expires_at = NULL
+		FROM unnest($2::uuid[], $3::text[], $4::text[]) AS a(id, token, result)
+		WHERE j.id = ANY($2::uuid[]) AND j.id = a.id AND j.token = a.token AND j.state = 'running'
+		RETURNING ` + "j.id, j.attempt_id, j.attempt, j.worker_id, j.started_at" + `
+	), history AS (
+		INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
+		SELECT attempt_id, id, attempt, worker_id, started_at, $1, 'succeeded' FROM acked
+	)
+	SELECT id::text FROM acked`
+
+// JobAck settles a job as succeeded: one statement when the token holds.
+func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, error) {
+	if !validID(p.ID) {
+		return nil, store.ErrNotFound
+	}
+	rows, err := scanJobs(s.pool.Query(ctx, `WITH acked AS (
+			UPDATE jobs SET state = 'succeeded', finished_at = $1, result = $2::jsonb, expires_at = NULL
+			WHERE id = $3 AND token = $4 AND state = 'running' RETURNING *
+		), history AS (
+			INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
+			SELECT attempt_id, id, attempt, worker_id, started_at, $1, 'succeeded' FROM acked
+		)
+		SELECT `+jobColumns+` FROM acked`, store.Trunc(p.Now), jsonArg(p.Result), p.ID, p.Token))
+	if err != nil {
+		return nil, fmt.Errorf("ack %s: %w", p.ID, err)
+	}
+	if len(rows) == 1 {
+		return rows[0].job(), nil
+	}
+	// Nothing matched: a repeat under the token that settled the job is
+	// answered with the job; anything else is a stale holder.
+	row, err := getRow(ctx, s.pool, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if row.State == string(store.StateSucceeded) && deref(row.Token) == p.Token {
+		return row.job(), nil
+	}
+	return nil, store.ErrLeaseLost
+}
+
+// ackMany runs ackSQL over acks and returns the ids it settled.
+func ackMany(ctx context.Context, q querier, acks []store.JobAckParams, now time.Time) (map[string]bool, error) {
+	ids, tokens, results := make([]string, 0, len(acks)), make([]string, 0, len(acks)), make([]*string, 0, len(acks))
+	for _, a := range acks {
+		if !validID(a.ID) {
+			continue
+		}
+		ids, tokens = append(ids, a.ID), append(tokens, a.Token)
+		var r *string
+		if len(a.Result) > 0 {
+			v := string(a.Result)
+			r = &v
+		}
+		results = append(results, r)
+	}
+	done := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return done, nil
+	}
+	settled, err := collectStrings(q.Query(ctx, ackSQL, now, ids, tokens, results))
+	if err != nil {
+		return nil, fmt.Errorf("ack %d jobs: %w", len(ids), err)
+	}
+	for _, id := range settled {
+		done[id] = true
+	}
+	return done, nil
+}
+
+// JobSettle acks, then fails, many jobs: the acks in one statement (the
+// whole call when there are no fails), the fails in one read and one
+// write, all in one transaction.
+func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]error, error) {
+	now := store.Trunc(p.Now)
+	results := make([]error, 0, len(p.Acks)+len(p.Fails))
+	if len(p.Fails) == 0 {
+		done, err := ackMany(ctx, s.pool, p.Acks, now)
+		if err != nil {
+			return nil, err
+		}
+		return results, ackResults(ctx, s.pool, p.Acks, done, &results)
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		results = results[:0]
+		done, err := ackMany(ctx, tx, p.Acks, now)
+		if err != nil {
+			return err
+		}
+		if err := ackResults(ctx, tx, p.Acks, done, &results); err != nil {
+			return err
+		}
+		fails := make([]store.JobFailParams, len(p.Fails))
+		for i, f := range p.Fails {
+			f.Now = now
+			fails[i] = f
+		}
+		_, errs, err := failMany(ctx, tx, fails, now)
+		results = append(results, errs...)
+		return err
+	})
+	return results, err
+}
+
+// ackResults appends one result per ack: ok for those settled now, and for
+// the rest ok (a repeat under the settling token), ErrLeaseLost or
+// ErrNotFound, read in one query.
+func ackResults(ctx context.Context, q querier, acks []store.JobAckParams, done map[string]bool, results *[]error) error {
+	var missed []string
+	for _, a := range acks {
+		if !done[a.ID] && validID(a.ID) {
+			missed = append(missed, a.ID)
+		}
+	}
+	rows, err := readRows(ctx, q, missed, false)
+	if err != nil {
+		return err
+	}
+	for _, a := range acks {
+		row, found := rows[a.ID]
+		switch {
+		case done[a.ID]:
+			*results = append(*results, nil)
+			delete(done, a.ID) // a repeated id was settled once; the repeat reads the row
+			rows[a.ID] = &jobRow{State: string(store.StateSucceeded), Token: &a.Token}
+		case !found:
+			*results = append(*results, store.ErrNotFound)
+		case row.State == string(store.StateSucceeded) && deref(row.Token) == a.Token:
+			*results = append(*results, nil)
+		default:
+			*results = append(*results, store.ErrLeaseLost)
+		}
+	}
+	return nil
+}
+
+// JobFail ends a delivery as failed and applies the failure decisions.
+func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (*store.Job, error) {
+	var j *store.Job
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		done, errs, err := failMany(ctx, tx, []store.JobFailParams{*p}, store.Trunc(p.Now))
+		if err != nil {
+			return err
+		}
+		if errs[0] != nil {
+			return errs[0]
+		}
+		j = done[0]
+		return nil
+	})
+	return j, err
+}
+
+// failMany ends the deliveries of fails (each under its token) with the
+// failure decisions. It returns the jobs it ended, in order, and one
+// result per fail.
+func failMany(ctx context.Context, tx pgx.Tx, fails []store.JobFailParams, now time.Time) ([]*store.Job, []error, error) {
+	errs := make([]error, len(fails))
+	ids := make([]string, 0, len(fails))
+	for _, f := range fails {
+		if validID(f.ID) {
+			ids = append(ids, f.ID)
+		}
+	}
+	rows, err := readRows(ctx, tx, ids, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ends []ending
+	seen := map[string]bool{}
+	for i, f := range fails {
+		row, ok := rows[f.ID]
+		switch {
+		case !ok:
+			errs[i] = store.ErrNotFound
+		case seen[f.ID] || row.State != string(store.StateRunning) || deref(row.Token) != f.Token:
+			errs[i] = store.ErrLeaseLost
+		default:
+			seen[f.ID] = true
+			kind := store.EndFail
+			if f.NoRetry {
+				kind = store.EndFailPermanent
+			}
+			d := decide(row, kind, f.RetryIn, f.MaxRescues, now)
+			msg := f.Error
+			ends = append(ends, ending{row: row, d: d, outcome: d.Outcome, err: &msg})
+		}
+	}
+	done, err := endDeliveries(ctx, tx, ends, now)
+	return done, errs, err
+}
+
+// JobExtend pushes a running job's expiry and records progress; it counts
+// as the worker's sign of life.
+func (s *Store) JobExtend(ctx context.Context, p *store.JobExtendParams) (*store.Job, error) {
+	if !validID(p.ID) {
+		return nil, store.ErrNotFound
+	}
+	now := store.Trunc(p.Now)
+	var extend *int64
+	if p.Extend > 0 {
+		v := p.Extend.Milliseconds()
+		extend = &v
+	}
+	rows, err := scanJobs(s.lax.Query(ctx, `WITH extended AS (
+			UPDATE jobs SET expires_at = $1::timestamptz + coalesce($2::bigint, timeout_ms) * interval '1 millisecond',
+				progress = coalesce($3, progress)
+			WHERE id = $4 AND token = $5 AND state = 'running' RETURNING *
+		), worker AS (
+			UPDATE workers SET last_heartbeat_at = $1 WHERE id = (SELECT worker_id FROM extended)
+		)
+		SELECT `+jobColumns+` FROM extended`, now, extend, p.Progress, p.ID, p.Token))
+	if err != nil {
+		return nil, fmt.Errorf("extend %s: %w", p.ID, err)
+	}
+	if len(rows) == 0 {
+		return nil, lostOrMissing(ctx, s.pool, p.ID)
+	}
+	return rows[0].job(), nil
+}
+
+// JobRelease gives a running job back: attempt − 1, available or scheduled.
+func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*store.Job, error) {
+	if !validID(p.ID) {
+		return nil, store.ErrNotFound
+	}
+	now := store.Trunc(p.Now)
+	var j *store.Job
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := readRows(ctx, tx, []string{p.ID}, true)
+		if err != nil {
+			return err
+		}
+		row, ok := rows[p.ID]
+		if !ok {
+			return store.ErrNotFound
+		}
+		if row.State != string(store.StateRunning) || deref(row.Token) != p.Token {
+			return store.ErrLeaseLost
+		}
+		d := decide(row, store.EndRelease, &p.Delay, 0, now)
+		done, err := endDeliveries(ctx, tx, []ending{{row: row, d: d, outcome: d.Outcome}}, now)
+		if err != nil {
+			return err
+		}
+		j = done[0]
+		return nil
+	})
+	return j, err
+}
+
+// lostOrMissing tells ErrNotFound from ErrLeaseLost after a guarded write
+// matched nothing.
+func lostOrMissing(ctx context.Context, q querier, id string) error {
+	if _, err := getRow(ctx, q, id); err != nil {
+		return err
+	}
+	return store.ErrLeaseLost
+}
+
+// getRow reads one job row. Returns ErrNotFound.
+func getRow(ctx context.Context, q querier, id string) (*jobRow, error) {
+	if !validID(id) {
+		return nil, store.ErrNotFound
+	}
+	r := &jobRow{}
+	err := q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id).Scan(r.dest()...)
+	if isNoRows(err) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// readRows reads the rows of ids by id, locking them for the transaction
+// when lock is set (in id order, so two transactions locking overlapping
+// sets cannot deadlock).
+func readRows(ctx context.Context, q querier, ids []string, lock bool) (map[string]*jobRow, error) {
+	out := map[string]*jobRow{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	query := `SELECT ` + jobColumns + ` FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id`
+	if lock {
+		query += ` FOR UPDATE`
+	}
+	rows, err := scanJobs(q.Query(ctx, query, ids))
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, nil
+}

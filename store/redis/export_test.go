@@ -1,0 +1,7 @@
+package redis
+
+// SubscribedForTest reports whether the wake-up subscription is up.
+func (s *Store) SubscribedForTest() bool { return s.sub.connected.Load() }
+
+// PrefixForTest is the store's key prefix.
+func (s *Store) PrefixForTest() string { return s.prefix }

@@ -1,0 +1,9 @@
+-- lib: base job
+-- get reads a job and its closed attempts, oldest first, in one snapshot
+-- (the open attempt of a running job, and the settling attempt of a
+-- succeeded one, are on the job).
+-- ARGV: prefix, id. Replies {'ok', 0, job, attempts} or {'nf', 0}.
+local id = ARGV[2]
+local j = load(id)
+if not j then return {'nf', 0} end
+return {'ok', 0, reply(id, j), redis.call('LRANGE', akey(id), 0, -1)}

@@ -1,0 +1,105 @@
+-- lib_end.lua: the failure decisions (store.Decide, mirrored) and the end
+-- of a delivery.
+
+-- backoff mirrors store.BackoffDelay in ms: min(max, base * 2^(n-1)),
+-- then jitter (a fraction in [-0.1, 0.1) drawn by the caller) of it.
+local function backoff(base, max, n, jitter)
+  if base <= 0 then base = 1000 end
+  if max < base then max = base end
+  local d = base
+  local i = 1
+  while i < n and d < max do
+    d = d * 2
+    i = i + 1
+  end
+  if d > max then d = max end
+  return d + jitter * d
+end
+
+-- decide mirrors store.Decide row by row: release, cancel requested,
+-- permanent failure, orphaned, timed out, failed. retry_in is nil or ms
+-- (fail's retry_in, release's delay); max_rescues is resolved by the caller.
+local function decide(j, ending, retry_in, max_rescues, now, jitter)
+  local d = {attempt = num(j.a), rescues = num(j.rc), run_at = now}
+  local function dead(reason)
+    d.state, d.reason = 'dead', reason
+    return d
+  end
+  if ending == 'release' then
+    d.outcome, d.attempt, d.state = 'released', num(j.a) - 1, 'available'
+    if retry_in and retry_in > 0 then
+      d.state, d.run_at = 'scheduled', now + retry_in
+    end
+    return d
+  end
+  if j.cr == '1' then
+    d.outcome, d.state = 'cancelled', 'cancelled'
+    if ending == 'orphan' then d.rescues = d.rescues + 1 end
+    return d
+  end
+  if ending == 'failperm' then
+    d.outcome = 'failed'
+    return dead('failed_permanently')
+  end
+  if ending == 'orphan' then
+    d.outcome, d.rescues = 'orphaned', d.rescues + 1
+    if d.rescues >= max_rescues then return dead('crash_loop') end
+    if d.attempt >= num(j.ma) then return dead('attempts_exhausted') end
+    d.state = 'available'
+    return d
+  end
+  if ending == 'timeout' then
+    d.outcome = 'timed_out'
+    if d.attempt >= num(j.ma) then return dead('timeout_exhausted') end
+  else
+    d.outcome = 'failed'
+    if d.attempt >= num(j.ma) then return dead('attempts_exhausted') end
+  end
+  local delay = backoff(num(j.bb), num(j.bm), d.attempt, jitter)
+  if retry_in then delay = retry_in end
+  d.state, d.run_at = 'scheduled', now + delay
+  if delay <= 0 then d.state = 'available' end
+  return d
+end
+
+-- close_attempt appends the open attempt of running job j to its history.
+-- Times stay strings, exactly as stored.
+local function close_attempt(id, j, now, outcome, extra)
+  local e = {i = j.ai or '', n = j.a, w = j.w or '', s = j.sa or '', f = now, o = outcome}
+  if extra then
+    e.e, e.rb, e.lh = extra.err, extra.rb, extra.lh
+  end
+  redis.call('RPUSH', akey(id), cjson.encode(e))
+end
+
+-- end_delivery closes a running job's delivery with decision d. extra may
+-- carry err (the attempt's error and the job's last_error), rb and lh
+-- (recovered_by, last heartbeat), and lost (report the job to its owner).
+local function end_delivery(id, j, d, now, extra)
+  local owner = j.w
+  close_attempt(id, j, now, d.outcome, extra)
+  local ch = {s = d.state, a = fmt(d.attempt), rc = fmt(d.rescues), dr = d.reason or false,
+    t = false, ex = false, w = false, ai = false}
+  if FINISHED[d.state] then
+    ch.fa = now
+  else
+    ch.ra = fmt(math.floor(d.run_at))
+  end
+  if extra and extra.err then ch.le = extra.err end
+  move(id, j, ch)
+  if extra and extra.lost and owner then redis.call('RPUSH', wlkey(owner), id) end
+  if d.state == 'available' then wake(j.q) end
+end
+
+-- do_fail ends a running job's delivery as failed under its token and
+-- applies the decisions: 'ok', 'lost' or 'nf', and the job.
+local function do_fail(id, token, now, err, noretry, retry_in, jitter)
+  local j = load(id)
+  if not j then return 'nf' end
+  if j.s ~= 'running' or j.t ~= token then return 'lost' end
+  local ending = 'fail'
+  if noretry == '1' then ending = 'failperm' end
+  local d = decide(j, ending, retry_in, 0, num(now), jitter)
+  end_delivery(id, j, d, now, {err = err})
+  return 'ok', j
+end

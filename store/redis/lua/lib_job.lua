@@ -1,0 +1,121 @@
+-- lib_job.lua: reading and replying jobs, and moving them between states
+-- with every index, count and unique key in step.
+
+local function load(id)
+  local flat = redis.call('HGETALL', jkey(id))
+  if #flat == 0 then return nil end
+  local j = {}
+  for i = 1, #flat, 2 do j[flat[i]] = flat[i + 1] end
+  return j
+end
+
+-- reply is a job as the Go side decodes it: id, field/value pairs, payload.
+local function reply(id, j)
+  local flat = {}
+  for k, v in pairs(j) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = v
+  end
+  local pl = false
+  if j.pk then pl = redis.call('GET', pkey(id)) end
+  return {id, flat, pl}
+end
+
+-- save applies changes to the hash and to j; false deletes a field.
+local function save(id, j, ch)
+  local set, del = {}, {}
+  for k, v in pairs(ch) do
+    if v == false then
+      del[#del + 1] = k
+      j[k] = nil
+    else
+      set[#set + 1] = k
+      set[#set + 1] = v
+      j[k] = v
+    end
+  end
+  if #set > 0 then redis.call('HSET', jkey(id), unpack(set)) end
+  if #del > 0 then redis.call('HDEL', jkey(id), unpack(del)) end
+end
+
+local function avscore(j)
+  local p = num(j.p)
+  if p > 1000 then p = 1000 elseif p < -1000 then p = -1000 end
+  local r = num(j.ra)
+  if r < 0 then r = 0 elseif r >= BAND then r = BAND - 1 end
+  return fmt((1000 - p) * BAND + r)
+end
+
+
+-- Each state has a per-queue sorted set, so a queue's counts are their
+-- cardinalities: available by lease order, scheduled by run_at, running by
+-- lease expiry, finished by finished_at (for retention).
+local SETS = {available = 'av', scheduled = 'sched', running = 'run', succeeded = 'done',
+  cancelled = 'cancelled', dead = 'dead'}
+
+local function score(j)
+  local s = j.s
+  if s == 'available' then return avscore(j) end
+  if s == 'scheduled' then return j.ra end
+  if s == 'running' then return j.ex end
+  return j.fa
+end
+
+-- unindex removes id from the indexes of its state j.s.
+local function unindex(id, j)
+  redis.call('ZREM', qkey(j.q, SETS[j.s]), id)
+  if j.s == 'scheduled' and num(j.a) > 0 then
+    redis.call('HINCRBY', qkey(j.q, 'm'), 'retrying', -1)
+  elseif j.s == 'running' and j.w then
+    -- A worker left holding nothing stays in holders until orphans.lua
+    -- finds it silent: that keeps a SCARD off every settle.
+    redis.call('SREM', wjkey(j.w), id)
+  end
+end
+
+-- index adds id to the indexes of its state j.s.
+local function index(id, j)
+  redis.call('ZADD', qkey(j.q, SETS[j.s]), score(j), id)
+  if j.s == 'scheduled' and num(j.a) > 0 then
+    redis.call('HINCRBY', qkey(j.q, 'm'), 'retrying', 1)
+  elseif j.s == 'running' then
+    redis.call('SADD', wjkey(j.w), id)
+  end
+end
+
+-- unique_holder returns the unfinished job holding unique key uk of queue
+-- q, if any.
+local function unique_holder(q, uk)
+  local other = redis.call('GET', ukey(q, uk))
+  if not other then return nil end
+  local oj = load(other)
+  if oj and not FINISHED[oj.s] then return other, oj end
+  return nil
+end
+
+-- move changes a job's fields and state, keeping every index, count and
+-- its unique key in step: a key is held while the job is unfinished.
+local function move(id, j, ch)
+  local was = FINISHED[j.s]
+  unindex(id, j)
+  save(id, j, ch)
+  index(id, j)
+  local fin = FINISHED[j.s]
+  if j.uk and was ~= fin then
+    if fin then
+      if redis.call('GET', ukey(j.q, j.uk)) == id then redis.call('DEL', ukey(j.q, j.uk)) end
+    else
+      redis.call('SET', ukey(j.q, j.uk), id)
+    end
+  end
+end
+
+-- forget deletes a job that is not running, with its history.
+local function forget(id, j)
+  unindex(id, j)
+  redis.call('ZREM', qkey(j.q, 'ids'), id)
+  if j.uk and not FINISHED[j.s] and redis.call('GET', ukey(j.q, j.uk)) == id then
+    redis.call('DEL', ukey(j.q, j.uk))
+  end
+  redis.call('DEL', jkey(id), pkey(id), akey(id))
+end

@@ -1,0 +1,31 @@
+-- lib: base job
+-- prune deletes up to limit finished jobs past retention (succeeded and
+-- cancelled finished before one cut-off, dead before another), oldest
+-- first within a queue, and workers and nodes silent since the first cut-off once they
+-- hold nothing. Idempotency keys expire on their own (PEXPIRE). ARGV:
+-- prefix, succeeded cut-off, dead cut-off, limit. Replies the job count.
+local okb, deadb, limit = ARGV[2], ARGV[3], tonumber(ARGV[4])
+local n = 0
+for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
+  for _, set in ipairs({{'done', okb}, {'cancelled', okb}, {'dead', deadb}}) do
+    if n >= limit then break end
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', qkey(q, set[1]), '-inf', '(' .. set[2], 'LIMIT', 0, limit - n)) do
+      local j = load(id)
+      if j then forget(id, j) else redis.call('ZREM', qkey(q, set[1]), id) end
+      n = n + 1
+    end
+  end
+end
+for _, w in ipairs(redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', '(' .. okb, 'LIMIT', 0, limit)) do
+  if redis.call('SCARD', wjkey(w)) == 0 then
+    redis.call('DEL', wkey(w), wjkey(w), wlkey(w))
+    redis.call('ZREM', P .. 'workers', w)
+    redis.call('ZREM', P .. 'holders', w)
+  end
+end
+local nodes = redis.call('HGETALL', P .. 'nodes')
+for i = 1, #nodes, 2 do
+  local ok, node = pcall(cjson.decode, nodes[i + 1])
+  if not ok or num(node.h) < num(okb) then redis.call('HDEL', P .. 'nodes', nodes[i]) end
+end
+return n

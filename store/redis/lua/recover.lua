@@ -1,0 +1,16 @@
+-- lib: base job end
+-- recover rescues one orphan with a compare-and-set on (id, owner, token,
+-- running): whoever runs it first wins, a racing replica or a stale
+-- listing matches nothing. ARGV: prefix, id, owner, token, now, node id,
+-- max rescues, the owner's last sign of life ('' unknown). Replies
+-- {'ok', woke, job} or {'skip', 0}.
+local id, owner, token, now, node = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local j = load(id)
+if not j or j.s ~= 'running' or j.w ~= owner or j.t ~= token then return {'skip', 0} end
+local d = decide(j, 'orphan', nil, tonumber(ARGV[7]), num(now), 0)
+local lh = ARGV[8]
+if lh == '' then lh = nil end
+end_delivery(id, j, d, now, {err = 'worker ' .. owner .. ' stopped heartbeating; job recovered by ' .. node,
+  rb = node, lh = lh, lost = true})
+redis.call('HINCRBY', P .. 'stats', 'rescues', 1)
+return {'ok', woke, reply(id, j)}

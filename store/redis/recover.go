@@ -1,0 +1,133 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetherq/tether/store"
+)
+
+// defaultLimit bounds a batch whose caller gave no limit.
+const defaultLimit = 1000
+
+func limitOr(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+// JobListOrphans lists running jobs of silent owners. It starts from the
+// set of workers holding jobs, ordered by last sign of life, so it costs
+// O(silent holders + their jobs), never O(running jobs).
+func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParams) ([]store.Orphan, error) {
+	args := []any{ms(p.DeadBefore), limitOr(p.Limit, defaultLimit)}
+	for _, id := range p.LiveIDs {
+		args = append(args, id)
+	}
+	v, err := s.call(ctx, "orphans", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list orphans: %w", err)
+	}
+	flat := asSlice(v)
+	out := make([]store.Orphan, 0, len(flat)/4)
+	for i := 0; i+3 < len(flat); i += 4 {
+		out = append(out, store.Orphan{
+			JobID: asString(flat[i]), WorkerID: asString(flat[i+1]), Token: asString(flat[i+2]),
+			LastHeartbeatAt: msTime(asString(flat[i+3])),
+		})
+	}
+	return out, nil
+}
+
+// JobRecover rescues each orphan with its own compare-and-set script, all
+// pipelined in one round trip; an orphan another replica won is skipped.
+func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*store.Job, error) {
+	if len(p.Orphans) == 0 {
+		return nil, nil
+	}
+	now := ms(store.Trunc(p.Now))
+	maxRescues := p.MaxRescues
+	if maxRescues <= 0 {
+		maxRescues = store.DefaultMaxRescues
+	}
+	argLists := make([][]any, len(p.Orphans))
+	for i, o := range p.Orphans {
+		lastHB := ""
+		if !o.LastHeartbeatAt.IsZero() {
+			lastHB = ms(o.LastHeartbeatAt)
+		}
+		argLists[i] = []any{o.JobID, o.WorkerID, o.Token, now, p.NodeID, maxRescues, lastHB}
+	}
+	return s.eachJob(ctx, "recover", argLists)
+}
+
+// JobReap ends running jobs past their expiry: it reads the expired ids
+// from the queues' running sets by deadline, then reaps each with its own
+// script, which checks the expiry again (an extend may have come in
+// between).
+func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
+	now := ms(store.Trunc(p.Now))
+	v, err := s.call(ctx, "expired", now, limitOr(p.Limit, defaultLimit))
+	if err != nil {
+		return nil, fmt.Errorf("list expired leases: %w", err)
+	}
+	ids := strs(v)
+	argLists := make([][]any, len(ids))
+	for i, id := range ids {
+		argLists[i] = []any{id, now, jitter()}
+	}
+	return s.eachJob(ctx, "reap", argLists)
+}
+
+// eachJob runs a one-job script per argument list and returns the jobs of
+// the runs that changed something.
+func (s *Store) eachJob(ctx context.Context, name string, argLists [][]any) ([]*store.Job, error) {
+	if len(argLists) == 0 {
+		return nil, nil
+	}
+	replies, err := s.callEach(ctx, name, argLists)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []*store.Job
+	woke := false
+	for _, r := range replies {
+		st, err := parseStatus(r)
+		if err != nil {
+			return nil, err
+		}
+		if st.code != "ok" {
+			continue
+		}
+		woke = woke || st.woke
+		j, _, err := decodeJob(st.rest[0])
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	s.signal(woke)
+	return jobs, nil
+}
+
+// JobPromote makes up to Limit due scheduled jobs available.
+func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
+	st, err := s.run(ctx, "promote", ms(store.Trunc(p.Now)), limitOr(p.Limit, defaultLimit))
+	if err != nil {
+		return 0, fmt.Errorf("promote: %w", err)
+	}
+	n, _ := st.rest[0].(int64)
+	return int(n), nil
+}
+
+// JobPrune deletes up to Limit finished jobs past retention, and silent
+// workers and nodes. Idempotency keys need no pruning: they carry a TTL.
+func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
+	v, err := s.call(ctx, "prune", ms(p.SucceededBefore), ms(p.DeadBefore), limitOr(p.Limit, defaultLimit))
+	if err != nil {
+		return 0, fmt.Errorf("prune: %w", err)
+	}
+	n, _ := v.(int64)
+	return int(n), nil
+}
