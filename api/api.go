@@ -8,16 +8,28 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tetherq/tether/api/webhook"
 	"github.com/tetherq/tether/store"
 )
 
 // DefaultMaxBody is the request body limit when Config.MaxBody is 0.
 const DefaultMaxBody = 1 << 20
+
+// DefaultBodyTimeout is how long a /v1 request's body may take to arrive
+// when Config.BodyTimeout is 0.
+const DefaultBodyTimeout = 30 * time.Second
+
+// DefaultMaxPollsPerWorker is how many long-poll leases one worker id may
+// have waiting at once when Config.MaxPollsPerWorker is 0: enough for a
+// worker that polls from a few goroutines, few enough that one id cannot
+// pin a server's connections.
+const DefaultMaxPollsPerWorker = 8
 
 // Config is what the API needs. Store is required; every other field has a
 // default.
@@ -35,6 +47,9 @@ type Config struct {
 	DeadAfter         time.Duration
 	// MaxBody limits every request body, in bytes.
 	MaxBody int64
+	// BodyTimeout bounds the time to receive a /v1 request's body; default
+	// DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// MaxRescues is passed to fails, whose decision may count rescues.
 	MaxRescues int
 	// Registerer receives the API's metrics; Gatherer serves /metrics. When
@@ -47,6 +62,19 @@ type Config struct {
 	// waiting long-polls then answer {"jobs": []} at once, so that
 	// http.Server.Shutdown does not wait out their wait_ms. Nil: never.
 	Shutdown <-chan struct{}
+
+	// Tokens are the bearer tokens and their roles. Empty: no auth, every
+	// route is open (cmd/server allows that on loopback only).
+	Tokens []Token
+	// RateLimits limit each token's requests by its role; a role absent
+	// (or with PerSecond 0) is unlimited.
+	RateLimits map[Role]RateLimit
+	// Hooks are the webhook endpoints, POST /v1/hooks/{name}.
+	Hooks []*webhook.Hook
+	// MaxPollsPerWorker caps the long-poll leases (wait_ms > 0) one worker
+	// id may have waiting; one more is 429 rate_limited. Default
+	// DefaultMaxPollsPerWorker.
+	MaxPollsPerWorker int
 }
 
 // API is the HTTP API over one store. It is safe for concurrent use.
@@ -58,6 +86,9 @@ type API struct {
 	metrics *metrics
 	// scrape serves /metrics.
 	scrape http.Handler
+	creds  credentials
+	hooks  map[string]*webhook.Hook
+	polls  *pollCount
 }
 
 // New checks cfg, fills its defaults and registers the API's metrics. It
@@ -81,9 +112,16 @@ func New(cfg Config) (*API, error) {
 	if cfg.MaxRescues <= 0 {
 		cfg.MaxRescues = store.DefaultMaxRescues
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.MaxPollsPerWorker <= 0 {
+		cfg.MaxPollsPerWorker = DefaultMaxPollsPerWorker
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.Logger = slog.New(LogRequestIDs(cfg.Logger.Handler()))
 	reg, gather := cfg.Registerer, cfg.Gatherer
 	if reg == nil {
 		own := prometheus.NewRegistry()
@@ -96,7 +134,15 @@ func New(cfg Config) (*API, error) {
 		}
 		gather = r
 	}
-	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather)}
+	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather),
+		creds: newCredentials(cfg.Tokens), hooks: map[string]*webhook.Hook{},
+		polls: &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}}}
+	for _, h := range cfg.Hooks {
+		if a.hooks[h.Name] != nil {
+			return nil, fmt.Errorf("api: two hooks are named %q", h.Name)
+		}
+		a.hooks[h.Name] = h
+	}
 	m, err := newMetrics(reg, a)
 	if err != nil {
 		return nil, err

@@ -7,15 +7,21 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // limitBody refuses a declared Content-Length over limit at once and caps
 // what handlers can read at limit, so an oversized body is never read whole.
-func limitBody(limit int64) func(http.Handler) http.Handler {
+// The body must also arrive within timeout: the connection's read deadline,
+// which a long-poll lifts once it has its body (liftDeadlines). Set per
+// request, it spares the dashboard's event stream a server-wide
+// ReadTimeout, and net/http resets it before the connection's next request.
+func limitBody(limit int64, timeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
@@ -23,10 +29,22 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 					fmt.Sprintf("the request body exceeds the limit of %d bytes", limit)))
 				return
 			}
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// readAll reads the whole body. A body that stops arriving before the read
+// deadline is the client's fault: a 400, not an internal error.
+func readAll(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return nil, &fieldError{msg: "the request body did not arrive in time"}
+	}
+	return body, err
 }
 
 // readBody returns the request body after checking its Content-Type: none,
@@ -39,7 +57,7 @@ func readBody(r *http.Request) ([]byte, error) {
 			return nil, &fieldError{field: "Content-Type", msg: "must be application/json"}
 		}
 	}
-	return io.ReadAll(r.Body)
+	return readAll(r)
 }
 
 // decodeRequest reads the body into v; an empty body decodes as {}.

@@ -127,8 +127,12 @@ func FuzzDecodeSpec(f *testing.F) {
 			}
 			return
 		}
-		if spec.Kind == "" || spec.Queue == "" || spec.MaxAttempts < 1 || spec.Timeout <= 0 ||
-			spec.Backoff.Base <= 0 || spec.Backoff.Max < spec.Backoff.Base || spec.RunAt.IsZero() {
+		if !nameRE.MatchString(spec.Kind) || !nameRE.MatchString(spec.Queue) ||
+			spec.Priority < -maxPriority || spec.Priority > maxPriority ||
+			spec.MaxAttempts < 1 || spec.MaxAttempts > maxMaxAttempts ||
+			spec.Timeout <= 0 || spec.Timeout > millis(maxTimeoutMS) ||
+			spec.Backoff.Base <= 0 || spec.Backoff.Max < spec.Backoff.Base || spec.RunAt.IsZero() ||
+			len(spec.Tags) > maxTags {
 			t.Fatalf("accepted spec out of range: %+v", spec)
 		}
 	})

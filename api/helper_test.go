@@ -192,7 +192,10 @@ func checkExchange(t *testing.T, req *http.Request, res *response) {
 		checkProblemSchema(t, doc, res)
 		return
 	}
-	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}
+	// The spec's security schemes document the bearer token; whether a
+	// token is right is the server's answer, which the response check sees.
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true,
+		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
 	reqErr := openapi3filter.ValidateRequest(context.Background(), in)
 	if reqErr != nil && res.Status < 400 {

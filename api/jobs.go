@@ -32,9 +32,9 @@ func (a *API) enqueue(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	p := &store.JobEnqueueParams{Jobs: []store.JobSpec{spec}, IdempotencyKey: key, Now: now}
+	p := &store.JobEnqueueParams{Jobs: []store.JobSpec{spec}, Now: now}
 	if key != "" {
-		p.RequestHash = requestHash(body)
+		p.IdempotencyKey, p.RequestHash = jobKey(key), requestHash(body)
 	}
 	res, err := a.store.JobEnqueue(r.Context(), p)
 	if err != nil {
@@ -167,6 +167,12 @@ func idempotencyKey(r *http.Request) (string, error) {
 	}
 	return vs[0], checkLen("Idempotency-Key", vs[0], 1, maxKeyLen)
 }
+
+// jobKey is the stored idempotency key of an Idempotency-Key header. The
+// prefix keeps a producer's keys apart from webhook delivery ids (hookKey),
+// which share the store's key table: no Idempotency-Key can claim a
+// delivery id before the sender's delivery arrives.
+func jobKey(key string) string { return "job:" + key }
 
 // requestHash identifies a request body for Idempotency-Key: the SHA-256 of
 // its canonical JSON (re-marshalled, so object keys are sorted and spacing

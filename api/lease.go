@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/tetherq/tether/store"
@@ -29,7 +31,10 @@ func (req *leaseRequest) check() error {
 
 // lease handles POST /v1/lease: up to max jobs, waiting up to wait_ms for
 // one to arrive. It answers {"jobs": []} when none came in time, and at
-// once on shutdown.
+// once on shutdown. A worker id with MaxPollsPerWorker long-polls already
+// waiting gets 429 rate_limited (Retry-After: 1) for one more, rather than
+// an empty answer at once, which a looping client would turn into a busy
+// loop of store writes.
 func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 	var req leaseRequest
 	if !a.decode(w, r, &req) {
@@ -40,6 +45,14 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 	var wait time.Duration
 	if req.WaitMS != nil {
 		wait = millis(*req.WaitMS)
+	}
+	if wait > 0 {
+		if !a.polls.acquire(p.WorkerID) {
+			tooMany(w, time.Second, fmt.Sprintf("worker %q already has %d long-polls waiting", p.WorkerID, a.polls.max))
+			return
+		}
+		defer a.polls.release(p.WorkerID)
+		liftDeadlines(w, wait)
 	}
 	jobs, err := a.leaseWait(r.Context(), p, wait)
 	if err != nil {
@@ -75,6 +88,46 @@ func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// deadlineSlack is the time a long-poll gets beyond its wait to answer.
+const deadlineSlack = 10 * time.Second
+
+// liftDeadlines moves the connection's read and write deadlines (the
+// server's ReadTimeout and WriteTimeout) past a long-poll's wait. The read
+// deadline matters too: once it passes, net/http cancels the request's
+// context. A writer without deadlines (a test recorder) is left as is.
+func liftDeadlines(w http.ResponseWriter, wait time.Duration) {
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(wait + deadlineSlack)
+	_ = rc.SetReadDeadline(deadline)
+	_ = rc.SetWriteDeadline(deadline)
+}
+
+// pollCount counts the long-polls waiting per worker id, up to max each.
+type pollCount struct {
+	mu  sync.Mutex
+	max int
+	n   map[string]int
+}
+
+// acquire takes a slot for worker, or reports false when all are taken.
+func (c *pollCount) acquire(worker string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[worker] >= c.max {
+		return false
+	}
+	c.n[worker]++
+	return true
+}
+
+func (c *pollCount) release(worker string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[worker]--; c.n[worker] <= 0 {
+		delete(c.n, worker)
 	}
 }
 

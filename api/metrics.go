@@ -30,6 +30,7 @@ type metrics struct {
 	leased   prometheus.Counter
 	settled  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	hooks    *prometheus.CounterVec
 }
 
 // newMetrics registers the API's metrics on reg, with a collector that
@@ -51,10 +52,19 @@ func newMetrics(reg prometheus.Registerer, a *API) (*metrics, error) {
 			// Long-poll leases wait up to 30 s.
 			Buckets: append(slices.Clone(prometheus.DefBuckets), 30),
 		}, []string{"route", "method", "code"}),
+		hooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_hook_deliveries_total",
+			Help: "Webhook deliveries by hook and result: accepted, duplicate or bad_signature.",
+		}, []string{"hook", "result"}),
 	}
 	m.settled.WithLabelValues(outcomeSucceeded)
 	m.settled.WithLabelValues(outcomeFailed)
-	for _, c := range []prometheus.Collector{m.enqueued, m.leased, m.settled, m.duration, newStateCollector(a)} {
+	for name := range a.hooks {
+		for _, result := range []string{hookAccepted, hookDuplicate, hookBadSignature} {
+			m.hooks.WithLabelValues(name, result)
+		}
+	}
+	for _, c := range []prometheus.Collector{m.enqueued, m.leased, m.settled, m.duration, m.hooks, newStateCollector(a)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("api: register metrics: %w", err)
 		}

@@ -11,12 +11,16 @@ import (
 // Error codes of API.md. Each has one status; see statusOf.
 const (
 	codeInvalidRequest   = "invalid_request"
+	codeUnauthorized     = "unauthorized"
+	codeBadSignature     = "bad_signature"
+	codeForbidden        = "forbidden"
 	codeNotFound         = "not_found"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeLeaseLost        = "lease_lost"
 	codeInvalidState     = "invalid_state"
 	codePayloadTooLarge  = "payload_too_large"
 	codeIdempotency      = "idempotency_key_reused"
+	codeRateLimited      = "rate_limited"
 	codeInternal         = "internal"
 	codeUnavailable      = "unavailable"
 )
@@ -27,12 +31,16 @@ var codes = map[string]struct {
 	title  string
 }{
 	codeInvalidRequest:   {http.StatusBadRequest, "Invalid request"},
+	codeUnauthorized:     {http.StatusUnauthorized, "Unauthorized"},
+	codeBadSignature:     {http.StatusUnauthorized, "Bad signature"},
+	codeForbidden:        {http.StatusForbidden, "Forbidden"},
 	codeNotFound:         {http.StatusNotFound, "Not found"},
 	codeMethodNotAllowed: {http.StatusMethodNotAllowed, "Method not allowed"},
 	codeLeaseLost:        {http.StatusConflict, "Lease lost"},
 	codeInvalidState:     {http.StatusConflict, "Invalid state"},
 	codePayloadTooLarge:  {http.StatusRequestEntityTooLarge, "Payload too large"},
 	codeIdempotency:      {http.StatusUnprocessableEntity, "Idempotency key reused"},
+	codeRateLimited:      {http.StatusTooManyRequests, "Rate limited"},
 	codeInternal:         {http.StatusInternalServerError, "Internal error"},
 	codeUnavailable:      {http.StatusServiceUnavailable, "Unavailable"},
 }

@@ -13,6 +13,7 @@ import (
 // unknown routes (404) and wrong methods (405).
 func (a *API) Handler() http.Handler {
 	r := chi.NewRouter()
+	r.Use(a.Edge)
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
 	a.Routes(r)
@@ -23,6 +24,7 @@ func (a *API) Handler() http.Handler {
 // dashboard mounts at / beside it) but must not route /v1 itself. Paths
 // under /v1 answer problem+json for unknown routes and wrong methods,
 // whatever r's own handlers for those are; elsewhere r's handlers answer.
+// r should use a.Edge, for request ids and panic recovery.
 func (a *API) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
 		r.Use(a.metrics.instrument)
@@ -30,7 +32,7 @@ func (a *API) Routes(r chi.Router) {
 		r.Get("/readyz", a.readyz)
 		r.Group(func(r chi.Router) {
 			// API.md: /metrics and /openapi.yaml follow the /v1 rule.
-			r.Use(a.allow(roleAdmin, roleProducer, roleWorker))
+			r.Use(a.allow(RoleAdmin, RoleProducer, RoleWorker))
 			r.Get("/metrics", a.scrape.ServeHTTP)
 			r.Get("/openapi.yaml", serveSpec)
 		})
@@ -42,10 +44,13 @@ func (a *API) Routes(r chi.Router) {
 func (a *API) v1(r chi.Router) {
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Use(limitBody(a.cfg.MaxBody))
+	r.Use(limitBody(a.cfg.MaxBody, a.cfg.BodyTimeout))
 
+	// A hook checks its own credential: a signature, or for scheme "none"
+	// a producer or admin token.
+	r.Post("/hooks/{name}", a.hook)
 	r.Group(func(r chi.Router) {
-		r.Use(a.allow(roleAdmin, roleProducer, roleWorker))
+		r.Use(a.allow(RoleAdmin, RoleProducer, RoleWorker))
 		r.Post("/jobs", a.enqueue)
 		r.Post("/jobs/batch", a.enqueueBatch)
 		r.Get("/jobs", a.listJobs)
@@ -56,7 +61,7 @@ func (a *API) v1(r chi.Router) {
 		r.Get("/stats", a.stats)
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(a.allow(roleAdmin, roleWorker))
+		r.Use(a.allow(RoleAdmin, RoleWorker))
 		r.Post("/lease", a.lease)
 		r.Post("/jobs/{id}/ack", a.ack)
 		r.Post("/jobs/{id}/fail", a.failJob)
@@ -68,7 +73,7 @@ func (a *API) v1(r chi.Router) {
 		r.Delete("/workers/{id}", a.deregisterWorker)
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(a.allow(roleAdmin))
+		r.Use(a.allow(RoleAdmin))
 		r.Post("/jobs/{id}/cancel", a.cancel)
 		r.Post("/jobs/{id}/retry", a.retry)
 		r.Post("/jobs/{id}/run", a.run)
@@ -76,22 +81,6 @@ func (a *API) v1(r chi.Router) {
 		r.Post("/queues/{name}/pause", a.pauseQueue)
 		r.Post("/queues/{name}/resume", a.resumeQueue)
 	})
-}
-
-// role is what a token may do (API.md, "Auth and roles").
-type role string
-
-const (
-	roleAdmin    role = "admin"
-	roleProducer role = "producer"
-	roleWorker   role = "worker"
-)
-
-// allow admits requests made with a token of one of roles. Token auth is
-// not built yet, so it admits every request; the auth middleware belongs
-// here, and the route groups above already say who may call what.
-func (a *API) allow(roles ...role) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler { return next }
 }
 
 // pathParam returns the unescaped path parameter key. chi routes on the

@@ -8,7 +8,7 @@ import (
 )
 
 // timeLayout is RFC 3339 in UTC with exactly millisecond precision.
-const timeLayout = "2006-01-02T15:04:05.000Z"
+const timeLayout = store.TimeLayout
 
 // stamp is a time on the wire.
 type stamp time.Time

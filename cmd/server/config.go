@@ -28,6 +28,7 @@ type config struct {
 	retentionDead      time.Duration
 	maxRescues         int
 	nodeID             string
+	security
 }
 
 // parseConfig reads the flags in args; a flag not given takes its TETHER_*
@@ -46,6 +47,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	fs.DurationVar(&c.retentionDead, "retention-dead", scheduler.DefaultRetentionDead, "how long dead jobs are kept")
 	fs.IntVar(&c.maxRescues, "max-rescues", store.DefaultMaxRescues, "rescues after which a job is dead (crash_loop)")
 	fs.StringVar(&c.nodeID, "node-id", "", "this node's id (default hostname-pid-random)")
+	c.security.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -63,7 +65,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		// store.DefaultDeadAfter, so a shorter --dead-after alone works.
 		c.heartbeatInterval = c.deadAfter / 3
 	}
-	return c, c.check()
+	if err := c.check(); err != nil {
+		return c, err
+	}
+	return c, c.security.load(c.addr)
 }
 
 // applyEnv sets every flag not given on the command line from its TETHER_*

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tetherq/tether/api"
 	"github.com/tetherq/tether/scheduler"
 )
 
@@ -40,7 +41,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stdout, nil))
+	log := slog.New(api.LogRequestIDs(slog.NewTextHandler(stdout, nil)))
 	st, err := openStore(ctx, cfg.store)
 	if err != nil {
 		return err

@@ -25,6 +25,10 @@ import (
 // once shutdown starts; long-polls answer at once, so this is generous.
 const shutdownTimeout = 10 * time.Second
 
+// writeTimeout bounds how long an answer may take to write. Long-poll
+// leases and event streams lift it for themselves.
+const writeTimeout = 30 * time.Second
+
 // server is one process's API, dashboard and scheduler over a store.
 type server struct {
 	cfg      config
@@ -54,17 +58,29 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 		MaxBody: int64(cfg.maxBody), MaxRescues: cfg.maxRescues,
 		Registerer: reg, Gatherer: reg, Logger: log.With("component", "api"),
 		Shutdown: s.shutdown,
+		Tokens:   cfg.tokenList, RateLimits: cfg.rateLimits(), Hooks: cfg.hooks, MaxPollsPerWorker: cfg.maxPolls,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ins, _ := st.(store.Insights) // nil: the dashboard says what it cannot show
+	dash, err := web.New(web.Config{
+		Store: st, Insights: ins, Now: clock.Now, NodeID: cfg.nodeID, Version: version,
+		HeartbeatInterval: cfg.heartbeatInterval, DeadAfter: cfg.deadAfter,
+		Logger: log.With("component", "web"), Shutdown: s.shutdown,
 	})
 	if err != nil {
 		return nil, err
 	}
 	r := chi.NewRouter()
+	r.Use(a.Edge)
 	a.Routes(r)
-	r.Handle("/", web.New(web.Config{NodeID: cfg.nodeID, Version: version}))
+	r.Handle("/*", cfg.withLogin(r, dash, log.With("component", "web")))
 	s.sched = sched
 	s.http = &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -85,8 +101,10 @@ func (s *server) serve(ctx context.Context, stdout io.Writer) error {
 	wg.Go(func() { _ = s.clock.Run(bg) })
 	served := make(chan error, 1)
 	go func() { served <- s.http.Serve(ln) }()
-	fmt.Fprintf(stdout, "tether listening on http://%s store=%s\n", ln.Addr(), s.cfg.store)
-	s.log.Info("started", "node", s.cfg.nodeID, "dead_after", s.cfg.deadAfter, "tick", s.cfg.tick)
+	fmt.Fprintf(stdout, "tether listening on http://%s store=%s\n", ln.Addr(), redact(s.cfg.store))
+	s.log.Info("started", "node", s.cfg.nodeID, "dead_after", s.cfg.deadAfter, "tick", s.cfg.tick,
+		"tokens", len(s.cfg.tokenList), "hooks", len(s.cfg.hooks))
+	s.cfg.warn(s.log, s.cfg.addr)
 
 	select {
 	case <-ctx.Done():

@@ -28,6 +28,7 @@ type benchConfig struct {
 	producers    int
 	payloadBytes int
 	timeout      time.Duration
+	token        string
 }
 
 func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
@@ -41,6 +42,7 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.producers, "producers", 2, "concurrent producers enqueueing batches of 1000")
 	fs.IntVar(&c.payloadBytes, "payload-bytes", 100, "approximate payload size")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.StringVar(&c.token, "token", "", "bearer token (worker or admin) when the server has tokens")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -64,6 +66,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	conns := cfg.producers + cfg.workers
 	c := client.New(cfg.url)
+	c.Token = cfg.token
 	c.HTTP = &http.Client{Transport: &http.Transport{
 		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute,
 	}}

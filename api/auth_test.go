@@ -1,0 +1,166 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherq/tether/api"
+)
+
+// withTokens configures adm:admin, prod:producer and work:worker.
+func withTokens(c *api.Config) {
+	c.Tokens = []api.Token{{Secret: "adm", Role: api.RoleAdmin}, {Secret: "prod", Role: api.RoleProducer},
+		{Secret: "work", Role: api.RoleWorker}}
+}
+
+func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
+
+func TestAuthRoles(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens)
+	job := e.do("POST", "/v1/jobs", `{"queue":"q","kind":"k"}`, bearer("adm")...).want(http.StatusCreated).job()
+	lease := `{"worker_id":"w","queues":["other"]}`
+	tests := []struct {
+		token        string // "" for none
+		method, path string
+		body         string
+		status       int
+	}{
+		{"", "GET", "/v1/queues", "", 401},
+		{"nope", "GET", "/v1/queues", "", 401},
+		{"adm2", "GET", "/v1/queues", "", 401},
+		{"", "GET", "/healthz", "", 200},
+		{"", "GET", "/metrics", "", 401},
+		{"", "GET", "/openapi.yaml", "", 401},
+		{"work", "GET", "/metrics", "", 200},
+		{"prod", "GET", "/openapi.yaml", "", 200},
+
+		{"prod", "POST", "/v1/jobs", `{"kind":"k"}`, 201},
+		{"prod", "POST", "/v1/jobs/batch", `{"jobs":[{"kind":"k"}]}`, 201},
+		{"prod", "GET", "/v1/jobs/" + job.ID, "", 200},
+		{"prod", "GET", "/v1/stats", "", 200},
+		{"prod", "POST", "/v1/lease", lease, 403},
+		{"prod", "POST", "/v1/workers", `{}`, 403},
+		{"prod", "POST", "/v1/queues/q/pause", "", 403},
+
+		{"work", "POST", "/v1/jobs", `{"kind":"k"}`, 201},
+		{"work", "GET", "/v1/workers", "", 200},
+		{"work", "POST", "/v1/lease", lease, 200},
+		{"work", "POST", "/v1/workers/w/heartbeat", `{}`, 200},
+		{"work", "POST", "/v1/queues/q/pause", "", 403},
+		{"work", "POST", "/v1/jobs/" + job.ID + "/cancel", "", 403},
+		{"work", "DELETE", "/v1/jobs/" + job.ID, "", 403},
+
+		{"adm", "POST", "/v1/lease", lease, 200},
+		{"adm", "POST", "/v1/queues/q/pause", "", 200},
+		{"adm", "POST", "/v1/queues/q/resume", "", 200},
+		{"adm", "POST", "/v1/jobs/" + job.ID + "/cancel", "", 200},
+		{"adm", "DELETE", "/v1/jobs/" + job.ID, "", 204},
+	}
+	for _, tt := range tests {
+		var header []string
+		if tt.token != "" {
+			header = bearer(tt.token)
+		}
+		var body any
+		if tt.body != "" {
+			body = tt.body
+		}
+		res := e.do(tt.method, tt.path, body, header...)
+		switch tt.status {
+		case 401:
+			res.problem(401, "unauthorized")
+			if !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s %s: WWW-Authenticate %q", tt.method, tt.path, res.Header.Get("WWW-Authenticate"))
+			}
+		case 403:
+			res.problem(403, "forbidden")
+		default:
+			if res.Status != tt.status {
+				t.Errorf("%s %s as %q: %d, want %d: %s", tt.method, tt.path, tt.token, res.Status, tt.status, res.Body)
+			}
+		}
+	}
+}
+
+// TestAuthOnlyBearer: the API takes a token from the Authorization header
+// as a bearer token and nowhere else, a dashboard cookie least of all.
+func TestAuthOnlyBearer(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens)
+	for _, header := range [][]string{
+		{"Cookie", "tether_session=adm"},
+		{"Authorization", "Basic YWRtOg=="},
+		{"Authorization", "adm"},
+		{"Authorization", "Bearer "},
+	} {
+		e.do("GET", "/v1/queues", nil, header...).problem(401, "unauthorized")
+	}
+	e.do("GET", "/v1/queues?token=adm", nil).problem(401, "unauthorized")
+	e.do("GET", "/v1/queues", nil, "Authorization", "bearer adm").want(200)
+}
+
+func TestAuthRefusalsLoggedWithoutToken(t *testing.T) {
+	t.Parallel()
+	var log strings.Builder
+	e := setup(t, withTokens, func(c *api.Config) { c.Logger = newTextLogger(&log) })
+	e.do("GET", "/v1/queues", nil, bearer("wrong-secret-value")...).want(401)
+	e.do("POST", "/v1/queues/q/pause", nil, bearer("work")...).want(403)
+	contains(t, log.String(), "code=unauthorized", "code=forbidden", "role=worker", "request_id=")
+	if strings.Contains(log.String(), "wrong-secret-value") || strings.Contains(log.String(), "work ") {
+		t.Errorf("a token was logged:\n%s", log.String())
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens, func(c *api.Config) {
+		c.RateLimits = map[api.Role]api.RateLimit{api.RoleProducer: {PerSecond: 0.5, Burst: 2}}
+	})
+	prod := bearer("prod")
+	e.do("GET", "/v1/stats", nil, prod...).want(200)
+	e.do("GET", "/v1/stats", nil, prod...).want(200)
+	res := e.do("GET", "/v1/stats", nil, prod...)
+	res.problem(429, "rate_limited")
+	if got := res.Header.Get("Retry-After"); got != "2" {
+		t.Errorf("Retry-After %q, want 2", got)
+	}
+	// Admin has no limit configured: unlimited.
+	for range 10 {
+		e.do("GET", "/v1/stats", nil, bearer("adm")...).want(200)
+	}
+	e.clock.Advance(2 * time.Second)
+	e.do("GET", "/v1/stats", nil, prod...).want(200)
+	e.do("GET", "/v1/stats", nil, prod...).want(429)
+}
+
+func TestParseTokens(t *testing.T) {
+	t.Parallel()
+	got, err := api.ParseTokens("a:admin, b:c:producer\n# a comment\n\nw1:worker,w2:worker\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []api.Token{{"a", api.RoleAdmin}, {"b:c", api.RoleProducer}, {"w1", api.RoleWorker}, {"w2", api.RoleWorker}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("token %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"secretvalue", "token 1: want secret:role"},
+		{"a:admin,secretvalue:root", `token 2: role must be admin, producer or worker, not "root"`},
+		{":admin", "token 1: the secret must be non-empty"},
+		{"a b:admin", "token 1: the secret must be non-empty"},
+		{"a:admin,a:worker", "token 2: the same secret is given twice"},
+	} {
+		_, err := api.ParseTokens(bad.in)
+		if err == nil || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), "secretvalue") {
+			t.Errorf("ParseTokens(%q) = %v, want an error with %q and no secret", bad.in, err, bad.want)
+		}
+	}
+}

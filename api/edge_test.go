@@ -1,0 +1,130 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherq/tether/api"
+	"github.com/tetherq/tether/store"
+)
+
+type panicking struct{ store.Store }
+
+func (panicking) QueueList(context.Context, *store.QueueListParams) ([]*store.Queue, error) {
+	panic("boom in the store")
+}
+
+func TestPanicAnswersProblem(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	e := setup(t, withStore(func(s store.Store) store.Store { return panicking{s} }),
+		func(c *api.Config) { c.Logger = newTextLogger(&log) })
+	res := e.do("GET", "/v1/queues", nil, "X-Request-Id", "req-42")
+	p := res.problem(http.StatusInternalServerError, "internal")
+	if strings.Contains(p["detail"].(string), "boom") {
+		t.Errorf("the panic leaked into the answer: %v", p)
+	}
+	contains(t, log.String(), `msg="handler panicked"`, "boom in the store", "request_id=req-42", "stack=", "panicking.QueueList")
+	// The server goes on serving.
+	e.do("GET", "/healthz", nil).want(http.StatusOK)
+}
+
+func TestRequestID(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	e := setup(t, withStore(func(s store.Store) store.Store { return failingList{s} }),
+		func(c *api.Config) { c.Logger = newTextLogger(&log) })
+	if got := e.do("GET", "/healthz", nil, "X-Request-Id", "abc-123").Header.Get("X-Request-Id"); got != "abc-123" {
+		t.Errorf("X-Request-Id %q, want the request's", got)
+	}
+	for _, bad := range []string{"", "has space", strings.Repeat("x", 129), "quote\"d"} {
+		got := e.do("GET", "/healthz", nil, "X-Request-Id", bad).Header.Get("X-Request-Id")
+		if got == "" || got == bad {
+			t.Errorf("X-Request-Id %q for %q, want a fresh one", got, bad)
+		}
+	}
+	e.do("GET", "/v1/queues", nil, "X-Request-Id", "req-7").want(http.StatusInternalServerError)
+	contains(t, log.String(), "request_id=req-7")
+}
+
+// TestLongPollCap: one worker id gets MaxPollsPerWorker long-polls
+// waiting; one more is 429 with Retry-After. Short polls and other
+// workers are not counted.
+func TestLongPollCap(t *testing.T) {
+	t.Parallel()
+	sig := &emptyLeases{empty: make(chan struct{}, 8)}
+	e := setup(t, withStore(func(s store.Store) store.Store { sig.Store = s; return sig }),
+		func(c *api.Config) { c.MaxPollsPerWorker = 1 })
+	done := e.startLease("q")
+	<-sig.empty
+	res := e.do("POST", "/v1/lease", `{"worker_id":"w","queues":["q"],"wait_ms":1000}`)
+	res.problem(http.StatusTooManyRequests, "rate_limited")
+	if got := res.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After %q, want 1", got)
+	}
+	e.do("POST", "/v1/lease", `{"worker_id":"w","queues":["q"]}`).want(http.StatusOK)
+	e.do("POST", "/v1/lease", `{"worker_id":"w2","queues":["q"],"wait_ms":1}`).want(http.StatusOK)
+	close(e.shutdown)
+	await(t, done)
+	// The answered poll gave its slot back.
+	e.do("POST", "/v1/lease", `{"worker_id":"w","queues":["q"],"wait_ms":1000}`).want(http.StatusOK)
+}
+
+// TestLongPollOutlivesTimeouts: a long-poll answers after its wait even on
+// a server whose read and write timeouts are shorter.
+func TestLongPollOutlivesTimeouts(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	srv := httptest.NewUnstartedServer(e.handler)
+	srv.Config.ReadTimeout = 100 * time.Millisecond
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	resp, err := http.Post(srv.URL+"/v1/lease", "application/json",
+		strings.NewReader(`{"worker_id":"w","queues":["q"],"wait_ms":700}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	_, err = out.ReadFrom(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(out.String(), `"jobs":[]`) {
+		t.Errorf("long-poll answered %d %q, %v", resp.StatusCode, out.String(), err)
+	}
+}
+
+// TestSlowBodyRefused: a body that stops arriving is cut off after
+// BodyTimeout with a 400, instead of holding the handler.
+func TestSlowBodyRefused(t *testing.T) {
+	t.Parallel()
+	e := setup(t, func(c *api.Config) { c.BodyTimeout = 200 * time.Millisecond })
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /v1/jobs HTTP/1.1\r\nHost: tether\r\nContent-Type: application/json\r\n"+
+		"Content-Length: 40\r\n\r\n{\"kind\":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "did not arrive in time") {
+		t.Errorf("stalled body: %d %s", resp.StatusCode, body)
+	}
+}

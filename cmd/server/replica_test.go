@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tetherq/tether/client"
+)
+
+// Three replicas on one shared store: a worker leases through A and goes
+// silent, a live worker on B keeps its jobs, every silent job is rescued
+// exactly once and leased again through C, and a long-poll on B wakes on an
+// enqueue through A. Run against each shared backend.
+func TestReplicasShareOneStore(t *testing.T) {
+	for _, backend := range []struct {
+		name  string
+		store func(t *testing.T) string
+	}{
+		{"postgres", postgresStore},
+		{"redis", redisStore},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			t.Parallel()
+			testReplicas(t, backend.store(t))
+		})
+	}
+}
+
+func testReplicas(t *testing.T, storeURL string) {
+	ctx := t.Context()
+	var replicas [3]*proc
+	for i, name := range []string{"node-a", "node-b", "node-c"} {
+		args := append([]string{"--addr", "127.0.0.1:0", "--store", storeURL, "--node-id", name}, fastArgs...)
+		replicas[i] = startProcess(t, "", args...)
+	}
+	a, b, c := newClient(replicas[0].url), newClient(replicas[1].url), newClient(replicas[2].url)
+
+	ids := enqueue(t, a, "shared", 50)
+	kept := enqueue(t, a, "kept", 5)
+	live, err := b.Lease(ctx, client.LeaseRequest{WorkerID: "10.0.0.6:8080:w-live", Queues: []string{"kept"}, Max: 5})
+	if err != nil || len(live) != 5 {
+		t.Fatalf("live worker lease = %d jobs, %v", len(live), err)
+	}
+	stop := keepAlive(t, b, "10.0.0.6:8080:w-live")
+	defer stop()
+
+	leasedAt := time.Now()
+	held, err := a.Lease(ctx, client.LeaseRequest{WorkerID: "10.0.0.5:8080:w-3", Queues: []string{"shared"}, Max: 50})
+	if err != nil || len(held) != 50 {
+		t.Fatalf("silent worker lease = %d jobs, %v; want 50", len(held), err)
+	}
+	got := leaseAll(ctx, t, c, "w-rescuer", "shared", 50, leasedAt.Add(20*time.Second))
+	elapsed := time.Since(leasedAt)
+	if len(got) != 50 {
+		t.Fatalf("got %d of 50 rescued jobs through replica C", len(got))
+	}
+	// dead_after (2 s) + two ticks (0.4 s), with slack for a loaded machine.
+	if elapsed > 8*time.Second {
+		t.Errorf("rescued jobs came back after %v, want within dead-after + 2 ticks (+ slack)", elapsed)
+	}
+	seen := map[string]bool{}
+	for _, j := range got {
+		if seen[j.ID] || !slices.Contains(ids, j.ID) {
+			t.Errorf("job %s delivered twice or not one of the silent worker's", j.ID)
+		}
+		seen[j.ID] = true
+		if j.Attempt != 2 || j.Rescues != 1 {
+			t.Errorf("job %s: attempt %d rescues %d, want 2 and 1", j.ID, j.Attempt, j.Rescues)
+		}
+		full, err := c.GetJob(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		orphaned := 0
+		for _, at := range full.Attempts {
+			if at.Outcome == "orphaned" {
+				orphaned++
+				if at.WorkerID != "10.0.0.5:8080:w-3" || at.RecoveredBy == nil {
+					t.Errorf("job %s orphaned attempt %+v", j.ID, at)
+				}
+			}
+		}
+		if orphaned != 1 {
+			t.Errorf("job %s has %d orphaned attempts, want exactly 1", j.ID, orphaned)
+		}
+	}
+	for _, j := range held[:5] {
+		if _, err := a.Ack(ctx, j.ID, j.Lease.Token, nil); !errors.Is(err, client.ErrLeaseLost) {
+			t.Errorf("stale ack through A: %v, want 409 lease_lost", err)
+		}
+	}
+	for _, id := range kept {
+		j, err := c.GetJob(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State != "running" || j.Rescues != 0 {
+			t.Errorf("live worker's job %s: state %s rescues %d, want still running", id, j.State, j.Rescues)
+		}
+	}
+
+	// A long-poll on B wakes within 1 s of an enqueue on A.
+	woke := make(chan time.Time, 1)
+	go func() {
+		jobs, err := b.Lease(ctx, client.LeaseRequest{WorkerID: "w-waiter", Queues: []string{"wake"}, WaitMS: 10000})
+		if err == nil && len(jobs) == 1 {
+			woke <- time.Now()
+		}
+		close(woke)
+	}()
+	// Nothing the server says marks a lease as waiting, so give it a moment
+	// to get there; were it late, it would find the job at once and still
+	// pass, so the pause can only make the check stricter.
+	time.Sleep(300 * time.Millisecond)
+	enqueuedAt := time.Now()
+	enqueue(t, a, "wake", 1)
+	at, ok := <-woke
+	if !ok {
+		t.Fatal("the long-poll on B returned no job")
+	}
+	if d := at.Sub(enqueuedAt); d > time.Second {
+		t.Errorf("long-poll on B woke %v after the enqueue on A, want under 1s", d)
+	}
+}
+
+// keepAlive heartbeats as worker every 300 ms until the returned stop.
+func keepAlive(t *testing.T, c *client.Client, worker string) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(300 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				c.Heartbeat(ctx, worker, nil)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// postgresStore returns a store URL on a fresh schema of the test database,
+// dropped when the test ends.
+func postgresStore(t *testing.T) string {
+	raw := backendURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
+	conn, err := pgx.Connect(t.Context(), raw)
+	if err != nil {
+		t.Fatalf("connect to Postgres: %v", err)
+	}
+	schema := "tether_replicas_" + randomHex(6)
+	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		conn.Close(context.Background())
+	})
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// redisStore returns a store URL on the test redis-server under a fresh
+// key prefix.
+func redisStore(t *testing.T) string {
+	raw := backendURL(t, "TETHER_TEST_REDIS_URL", "scripts/redis.sh")
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("prefix", "replicas-"+randomHex(6)+":")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// backendURL reads the test server's URL from env; without it the test
+// skips, except on CI, where a missing server is a failure.
+func backendURL(t *testing.T, env, script string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: on CI every backend must be tested (make test runs %s)", env, script)
+		}
+		t.Skipf("%s is not set; run eval \"$(%s)\" first", env, script)
+	}
+	return v
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,155 @@
+package web_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherq/tether/web"
+)
+
+// dashboard stands in for the real one: 200 "dashboard" on every path.
+var dashboard = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, _ = w.Write([]byte("dashboard"))
+})
+
+type sessionClock struct{ now time.Time }
+
+func (c *sessionClock) Now() time.Time { return c.now }
+
+func sessionSetup(tokens ...string) (web.SessionConfig, *sessionClock) {
+	c := &sessionClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	return web.SessionConfig{AdminTokens: tokens, Now: c.Now}, c
+}
+
+func serve(h http.Handler, method, path string, body string, header ...string) *httptest.ResponseRecorder {
+	var r *http.Request
+	if body != "" {
+		r = httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		r = httptest.NewRequest(method, path, nil)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	return rec
+}
+
+// login posts token to /login and returns the session cookie it set, "" if none.
+func login(t *testing.T, cfg web.SessionConfig, token string) (*httptest.ResponseRecorder, string) {
+	t.Helper()
+	rec := serve(web.LoginHandler(cfg), "POST", "/login", "token="+url.QueryEscape(token))
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == web.SessionCookie {
+			return rec, c.Value
+		}
+	}
+	return rec, ""
+}
+
+func wantLoginRedirect(t *testing.T, rec *httptest.ResponseRecorder, what string) {
+	t.Helper()
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/login" {
+		t.Errorf("%s: %d to %q, want 303 to /login", what, rec.Code, rec.Header().Get("Location"))
+	}
+}
+
+func TestDashboardNeedsSession(t *testing.T) {
+	t.Parallel()
+	cfg, _ := sessionSetup("adm")
+	h := web.RequireSession(cfg)(dashboard)
+	wantLoginRedirect(t, serve(h, "GET", "/queues", ""), "no cookie")
+	wantLoginRedirect(t, serve(h, "GET", "/", "", "Authorization", "Bearer adm"), "a bearer token")
+	wantLoginRedirect(t, serve(h, "POST", "/queues/q/pause", ""), "an action")
+	wantLoginRedirect(t, serve(h, "GET", "/", "", "Cookie", web.SessionCookie+"=adm"), "the token as cookie")
+	if rec := serve(h, "GET", "/static/dashboard.css", ""); rec.Code != http.StatusOK {
+		t.Errorf("static asset: %d", rec.Code)
+	}
+}
+
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	cfg, clock := sessionSetup("adm", "adm-2")
+	h := web.RequireSession(cfg)(dashboard)
+
+	rec, cookie := login(t, cfg, "wrong")
+	if rec.Code != http.StatusUnauthorized || cookie != "" || !strings.Contains(rec.Body.String(), "not an admin token") {
+		t.Errorf("wrong token: %d cookie %q", rec.Code, cookie)
+	}
+	rec, cookie = login(t, cfg, "adm")
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/" || cookie == "" {
+		t.Fatalf("login: %d to %q, cookie %q", rec.Code, rec.Header().Get("Location"), cookie)
+	}
+	set := rec.Header().Get("Set-Cookie")
+	for _, attr := range []string{"HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"} {
+		if !strings.Contains(set, attr) {
+			t.Errorf("Set-Cookie %q lacks %s", set, attr)
+		}
+	}
+	if strings.Contains(cookie, "adm") {
+		t.Errorf("the cookie holds the token: %q", cookie)
+	}
+	withCookie := []string{"Cookie", web.SessionCookie + "=" + cookie}
+	if rec := serve(h, "GET", "/queues", "", withCookie...); rec.Code != http.StatusOK || rec.Body.String() != "dashboard" {
+		t.Errorf("with the session: %d %q", rec.Code, rec.Body)
+	}
+	// Logged in, /login sends the browser home.
+	if rec := serve(web.LoginHandler(cfg), "GET", "/login", "", withCookie...); rec.Code != http.StatusSeeOther {
+		t.Errorf("GET /login with a session: %d", rec.Code)
+	}
+	// A cookie changed by one character is no session.
+	tampered := string(cookie[0]^1) + cookie[1:]
+	wantLoginRedirect(t, serve(h, "GET", "/", "", "Cookie", web.SessionCookie+"="+tampered), "a tampered cookie")
+	// Sessions end after their TTL.
+	clock.now = clock.now.Add(web.DefaultSessionTTL + time.Second)
+	wantLoginRedirect(t, serve(h, "GET", "/", "", withCookie...), "an expired session")
+}
+
+// TestSessionAcrossReplicas: replicas with the same tokens (or the same
+// --session-key) accept each other's cookies; a configuration without the
+// admin token that opened a session refuses it.
+func TestSessionAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	cfg, _ := sessionSetup("adm", "adm-2")
+	_, cookie := login(t, cfg, "adm")
+	withCookie := []string{"Cookie", web.SessionCookie + "=" + cookie}
+
+	other, _ := sessionSetup("adm-2", "adm") // another replica, same tokens
+	if rec := serve(web.RequireSession(other)(dashboard), "GET", "/", "", withCookie...); rec.Code != http.StatusOK {
+		t.Errorf("another replica refused the session: %d", rec.Code)
+	}
+	rotated, _ := sessionSetup("adm-2")
+	wantLoginRedirect(t, serve(web.RequireSession(rotated)(dashboard), "GET", "/", "", withCookie...), "a removed token")
+
+	keyed, _ := sessionSetup("adm")
+	keyed.Key = []byte("a session key shared by replicas")
+	_, cookie = login(t, keyed, "adm")
+	keyedOther, _ := sessionSetup("adm", "new-admin")
+	keyedOther.Key = keyed.Key
+	if rec := serve(web.RequireSession(keyedOther)(dashboard), "GET", "/", "", "Cookie", web.SessionCookie+"="+cookie); rec.Code != http.StatusOK {
+		t.Errorf("a replica with the same --session-key refused the session: %d", rec.Code)
+	}
+}
+
+func TestLoginCrossOriginAndLogout(t *testing.T) {
+	t.Parallel()
+	cfg, _ := sessionSetup("adm")
+	rec := serve(web.LoginHandler(cfg), "POST", "/login", "token=adm", "Sec-Fetch-Site", "cross-site")
+	if rec.Code != http.StatusForbidden || rec.Header().Get("Set-Cookie") != "" {
+		t.Errorf("cross-site login: %d %q", rec.Code, rec.Header().Get("Set-Cookie"))
+	}
+	rec = serve(web.LogoutHandler(cfg), "POST", "/logout", "")
+	if rec.Code != http.StatusSeeOther || !strings.Contains(rec.Header().Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("logout: %d %q", rec.Code, rec.Header().Get("Set-Cookie"))
+	}
+	if rec := serve(web.LoginHandler(cfg), "GET", "/login", ""); rec.Code != http.StatusOK ||
+		!strings.Contains(rec.Body.String(), `name="token"`) {
+		t.Errorf("login page: %d", rec.Code)
+	}
+}

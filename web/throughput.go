@@ -1,0 +1,104 @@
+package web
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/tetherq/tether/store"
+)
+
+// The throughput chart: the last hour, one stacked bar a minute. The SVG
+// draws only the bars, in a plot of its own units stretched to its box;
+// the labels are HTML around it, so they stay readable at any width.
+const (
+	chartSpan = time.Hour
+	chartStep = time.Minute
+	// plotW and plotH are the SVG's units: one bar is plotW/60 wide.
+	plotW, plotH = 600.0, 100.0
+)
+
+// throughputPanel is the chart's bars, already laid out, and its totals.
+type throughputPanel struct {
+	Bars                       []chartBar
+	YTop, YMid                 string
+	Succeeded, Failed, Rescued int64
+	Quiet                      bool // nothing closed in the hour
+	ViewBox                    string
+}
+
+// chartBar is one minute: its stacked segments and its hover text.
+type chartBar struct {
+	Title string
+	Segs  []chartSeg
+}
+
+type chartSeg struct {
+	Class      string
+	X, Y, W, H string
+}
+
+func (d *dash) throughputPanel(rq *request) (templ.Component, error) {
+	if d.ins == nil {
+		return nil, errNoInsights
+	}
+	mins, err := d.ins.ThroughputList(rq.ctx, &store.ThroughputListParams{From: rq.now.Add(-chartSpan + chartStep), To: rq.now})
+	if err != nil {
+		return nil, err
+	}
+	return throughputView(layoutChart(mins)), nil
+}
+
+// layoutChart places the bars: the y axis runs to a round number above
+// the busiest minute.
+func layoutChart(mins []store.ThroughputMinute) throughputPanel {
+	m := throughputPanel{ViewBox: "0 0 " + f1(plotW) + " " + f1(plotH)}
+	var peak int64
+	for _, x := range mins {
+		m.Succeeded += x.Succeeded
+		m.Failed += x.Failed
+		m.Rescued += x.Rescued
+		peak = max(peak, x.Succeeded+x.Failed+x.Rescued)
+	}
+	m.Quiet = peak == 0
+	top := niceCeil(max(peak, 2))
+	m.YTop, m.YMid = number(top), number(top/2)
+	slot := plotW / float64(max(len(mins), 1))
+	for i, x := range mins {
+		bar := chartBar{Title: x.Minute.Format("15:04") + " UTC: " + number(x.Succeeded) + " succeeded, " +
+			number(x.Failed) + " failed, " + number(x.Rescued) + " rescued"}
+		left, width := f1(float64(i)*slot+slot*0.1), f1(slot*0.8)
+		y := plotH
+		for _, s := range []struct {
+			class string
+			n     int64
+		}{{"succeeded", x.Succeeded}, {"failed", x.Failed}, {"rescued", x.Rescued}} {
+			if s.n == 0 {
+				continue
+			}
+			h := max(plotH*float64(s.n)/float64(top), 0.8)
+			y -= h
+			bar.Segs = append(bar.Segs, chartSeg{Class: "bar-" + s.class, X: left, Y: f1(y), W: width, H: f1(h)})
+		}
+		// An empty minute still gets a hover target.
+		if len(bar.Segs) == 0 {
+			bar.Segs = []chartSeg{{Class: "bar-none", X: left, Y: "0", W: width, H: f1(plotH)}}
+		}
+		m.Bars = append(m.Bars, bar)
+	}
+	return m
+}
+
+// niceCeil rounds n up to 1, 2 or 5 times a power of ten.
+func niceCeil(n int64) int64 {
+	for p := int64(1); ; p *= 10 {
+		for _, k := range []int64{1, 2, 5} {
+			if k*p >= n {
+				return k * p
+			}
+		}
+	}
+}
+
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
