@@ -87,7 +87,7 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.metrics.countEnqueued(res)
-	writeJSON(w, http.StatusCreated, jobsView{Jobs: viewJobs(res.Jobs, now)})
+	writeJobs(w, http.StatusCreated, res.Jobs, now)
 }
 
 // existing reports whether the i-th job of an enqueue was found, not made.

@@ -62,7 +62,7 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.metrics.leased.Add(float64(len(jobs)))
-	writeJSON(w, http.StatusOK, jobsView{Jobs: viewJobs(jobs, a.now())})
+	writeJobs(w, http.StatusOK, jobs, a.now())
 }
 
 // leaseWait leases until it gets jobs, wait runs out, shutdown begins or

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/tetherq/tether/store"
+)
+
+// The hand-written job encoding must say exactly what encoding/json says
+// of the same view: same bytes, for plain and for awkward values.
+func TestAppendJobMatchesEncodingJSON(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+	started, finished := now.Add(-time.Second), now.Add(time.Millisecond)
+	progress, key, lastErr := 42, "uniq-1", "boom \"quoted\" <tag> & \\ \n\t\x01 é \u2028 日本"
+	reason := store.DeadAttemptsExhausted
+	for name, j := range map[string]*store.Job{
+		"minimal": {ID: "01a2", Queue: "default", Kind: "k", State: store.StateAvailable, MaxAttempts: 20,
+			Timeout: 30 * time.Minute, RunAt: now, CreatedAt: now},
+		"full": {ID: "01a3", Queue: "q:1", Kind: "send.email", Payload: json.RawMessage(`{"to":"a@b.c","n":[1,2]}`),
+			Priority: -7, State: store.StateDead, Attempt: 3, MaxAttempts: 3, Timeout: time.Second,
+			Backoff: store.Backoff{Base: time.Second, Max: time.Hour}, RunAt: now, CreatedAt: now,
+			StartedAt: &started, FinishedAt: &finished, UniqueKey: &key, Tags: []string{"a", "<b>"},
+			Metadata: json.RawMessage(`{"tenant":"t1"}`), LastError: &lastErr, Result: json.RawMessage(`"ok"`),
+			Progress: &progress, CancelRequested: true, Rescues: 2, DeadReason: &reason},
+		"running": {ID: "01a4", Queue: "default", Kind: "k", State: store.StateRunning, Attempt: 1, MaxAttempts: 20,
+			RunAt: now, CreatedAt: now, StartedAt: &started,
+			Lease: &store.Lease{WorkerID: "10.0.0.5:8080/w-3", Token: "abc", ExpiresAt: now.Add(time.Minute)}},
+		"invalid utf-8": {ID: "01a5", Queue: "default", Kind: "k\xff\xfe", State: store.StateScheduled, RunAt: now.Add(time.Hour), CreatedAt: now},
+	} {
+		v := newJobView(j, now)
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJob(nil, v); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+}
+
+func TestWriteJobsMatchesEncodingJSON(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	jobs := []*store.Job{
+		{ID: "01a2", Queue: "default", Kind: "k", State: store.StateAvailable, RunAt: now, CreatedAt: now},
+		{ID: "01a3"}, // an idempotent replay of a pruned job: its id only
+	}
+	for _, list := range [][]*store.Job{jobs, nil} {
+		rec := httptest.NewRecorder()
+		writeJobs(rec, 201, list, now)
+		want, _ := json.Marshal(jobsView{Jobs: viewJobs(list, now)})
+		if got := bytes.TrimSuffix(rec.Body.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+		if rec.Code != 201 || rec.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("status %d content type %q", rec.Code, rec.Header().Get("Content-Type"))
+		}
+	}
+}
+
+func BenchmarkWriteJobs(b *testing.B) {
+	now := time.Now()
+	jobs := make([]*store.Job, 100)
+	for i := range jobs {
+		jobs[i] = &store.Job{ID: "019ae04c-5c1e-7a42-9d0b-3f2f5e4b7a10", Queue: "default", Kind: "bench",
+			Payload: json.RawMessage(`{"to":"user@example.com","template":"welcome","locale":"en","n":123456789}`),
+			State: store.StateRunning, Attempt: 1, MaxAttempts: 20, Timeout: time.Minute, RunAt: now, CreatedAt: now,
+			StartedAt: &now, Tags: []string{}, Metadata: json.RawMessage(`{}`),
+			Lease: &store.Lease{WorkerID: "w-1", Token: "0123456789abcdef0123456789abcdef", ExpiresAt: now}}
+	}
+	b.Run("append", func(b *testing.B) {
+		for b.Loop() {
+			writeJobs(httptest.NewRecorder(), 200, jobs, now)
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		for b.Loop() {
+			writeJSON(httptest.NewRecorder(), 200, jobsView{Jobs: viewJobs(jobs, now)})
+		}
+	})
+}
