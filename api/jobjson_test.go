@@ -67,7 +67,7 @@ func BenchmarkWriteJobs(b *testing.B) {
 	for i := range jobs {
 		jobs[i] = &store.Job{ID: "019ae04c-5c1e-7a42-9d0b-3f2f5e4b7a10", Queue: "default", Kind: "bench",
 			Payload: json.RawMessage(`{"to":"user@example.com","template":"welcome","locale":"en","n":123456789}`),
-			State: store.StateRunning, Attempt: 1, MaxAttempts: 20, Timeout: time.Minute, RunAt: now, CreatedAt: now,
+			State:   store.StateRunning, Attempt: 1, MaxAttempts: 20, Timeout: time.Minute, RunAt: now, CreatedAt: now,
 			StartedAt: &now, Tags: []string{}, Metadata: json.RawMessage(`{}`),
 			Lease: &store.Lease{WorkerID: "w-1", Token: "0123456789abcdef0123456789abcdef", ExpiresAt: now}}
 	}
