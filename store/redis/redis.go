@@ -25,9 +25,13 @@
 //	nodes, stats       hashes: server nodes; the rescue total
 //	idem:<key>         hash: an idempotency key, with a TTL
 //	queues             set: queue names
+//	tp:<minute>        hash: attempts closed in that minute (ms), by outcome, for
+//	                   ThroughputList; expires after 25 hours (insights.go)
+//	rescues            zset: the newest 10000 rescues by time, for RescueList
 //
 // A queue's six counts are the cardinalities of its six state sets. A lease
-// costs one read and five writes per job, an ack one read and four.
+// costs one read and five writes per job, an ack one read and five (six on
+// a minute's first ack: the throughput counter's EXPIRE).
 //
 // Keys of one queue share the {queue} hash tag. Job and worker keys do not
 // (a call names only a job id or a worker id), so scripts cross hash slots:

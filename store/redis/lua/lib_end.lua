@@ -72,12 +72,22 @@ local function close_attempt(id, j, now, outcome, extra)
   redis.call('RPUSH', akey(id), cjson.encode(e))
 end
 
+-- TPFIELD is the throughput counter of an attempt's outcome.
+local TPFIELD = {failed = 'f', timed_out = 'f', orphaned = 'r'}
+
 -- end_delivery closes a running job's delivery with decision d. extra may
 -- carry err (the attempt's error and the job's last_error), rb and lh
 -- (recovered_by, last heartbeat), and lost (report the job to its owner).
 local function end_delivery(id, j, d, now, extra)
   local owner = j.w
   close_attempt(id, j, now, d.outcome, extra)
+  -- Throughput: closed attempts per minute (insights.go), kept past
+  -- ThroughputRetention; released and cancelled ones do not count.
+  local tf = TPFIELD[d.outcome]
+  if tf then
+    local tp = P .. 'tp:' .. fmt(math.floor(num(now) / 60000) * 60000)
+    if redis.call('HINCRBY', tp, tf, 1) == 1 then redis.call('EXPIRE', tp, 90000) end
+  end
   local ch = {s = d.state, a = fmt(d.attempt), rc = fmt(d.rescues), dr = d.reason or false,
     t = false, ex = false, w = false, ai = false}
   if FINISHED[d.state] then

@@ -10,7 +10,14 @@ if not j or j.s ~= 'running' or j.w ~= owner or j.t ~= token then return {'skip'
 local d = decide(j, 'orphan', nil, tonumber(ARGV[7]), num(now), 0)
 local lh = ARGV[8]
 if lh == '' then lh = nil end
+local attempt, started = j.a, j.sa or ''
 end_delivery(id, j, d, now, {err = 'worker ' .. owner .. ' stopped heartbeating; job recovered by ' .. node,
   rb = node, lh = lh, lost = true})
 redis.call('HINCRBY', P .. 'stats', 'rescues', 1)
+-- The index of recent rescues (insights.go), by time, capped.
+if d.outcome == 'orphaned' then
+  redis.call('ZADD', P .. 'rescues', now, cjson.encode({j = id, n = attempt, w = owner, s = started,
+    f = now, rb = node, lh = lh or ''}))
+  redis.call('ZREMRANGEBYRANK', P .. 'rescues', 0, -10001)
+end
 return {'ok', woke, reply(id, j)}

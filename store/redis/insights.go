@@ -1,0 +1,209 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tetherq/tether/store"
+)
+
+var _ store.Insights = (*Store)(nil)
+
+// Insights keys, beside those of redis.go:
+//
+//	tp:<minute>   hash: attempts closed in the minute starting at <minute> (ms):
+//	              s succeeded, f failed or timed out, r rescued; written by
+//	              lib_ack.lua and lib_end.lua, expiring after 25 hours
+//	rescues       zset: recent rescues (JSON entries) by rescue time, the
+//	              newest 10000 kept; written by recover.lua
+
+// insightsBatch bounds the index entries one list call examines: a filter
+// no index serves (a kind, a dead reason, an attempt) is applied to at most
+// this many entries, and the page's cursor goes on from where they ended.
+const insightsBatch = 1000
+
+func insightsLimit(n int) int { return limitOr(n, store.DefaultInsightsLimit) }
+
+// JobListDead lists dead jobs newest finished first, from the per-queue
+// dead sets.
+func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
+	return s.zpage(ctx, "dead", true, p.Queue, p.Cursor, insightsLimit(p.Limit), p.Kind, string(p.Reason), false)
+}
+
+// JobListRetrying lists scheduled jobs with attempt > 0, soonest run_at
+// first, from the per-queue scheduled sets.
+func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingParams) (*store.JobPage, error) {
+	return s.zpage(ctx, "sched", false, p.Queue, p.Cursor, insightsLimit(p.Limit), "", "", true)
+}
+
+// zpage runs zpage.lua once: one bounded batch of a per-queue state set.
+// The cursor is "<score>:<id>" of the last entry examined.
+func (s *Store) zpage(ctx context.Context, set string, desc bool, queue, cursor string, limit int,
+	kind, reason string, retrying bool) (*store.JobPage, error) {
+	cscore, cid := "", ""
+	if cursor != "" {
+		var ok bool
+		cscore, cid, ok = strings.Cut(cursor, ":")
+		if !ok || cscore == "" {
+			return nil, fmt.Errorf("list %s: bad cursor %q", set, cursor)
+		}
+	}
+	v, err := s.call(ctx, "zpage", set, flag(desc), queue, cscore, cid, max(limit, insightsBatch), limit,
+		kind, reason, flag(retrying))
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", set, err)
+	}
+	r := asSlice(v)
+	jobs, err := decodeJobs(r[0])
+	if err != nil {
+		return nil, err
+	}
+	page := &store.JobPage{Jobs: jobs}
+	if done, _ := r[3].(int64); done != 1 {
+		page.NextCursor = asString(r[1]) + ":" + asString(r[2])
+	}
+	return page, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// JobSearch lists jobs newest first from the per-queue id indexes; an id
+// prefix narrows the range of ids read.
+func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store.JobPage, error) {
+	limit := insightsLimit(p.Limit)
+	prefix := strings.ToLower(p.IDPrefix)
+	if strings.Trim(prefix, "0123456789abcdef-") != "" {
+		return &store.JobPage{Jobs: []*store.Job{}}, nil // no id starts with it
+	}
+	v, err := s.call(ctx, "search", p.Queue, string(p.State), p.Kind, p.Cursor, max(limit, insightsBatch), limit, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("search jobs: %w", err)
+	}
+	r := asSlice(v)
+	jobs, err := decodeJobs(r[0])
+	if err != nil {
+		return nil, err
+	}
+	page := &store.JobPage{Jobs: jobs}
+	if done, _ := r[2].(int64); done != 1 {
+		page.NextCursor = asString(r[1])
+	}
+	return page, nil
+}
+
+// JobListHeldBySilent lists running jobs of owners silent since
+// p.SilentSince, from the set of workers holding jobs.
+func (s *Store) JobListHeldBySilent(ctx context.Context, p *store.JobListHeldBySilentParams) ([]store.HeldJob, error) {
+	args := []any{ms(p.SilentSince), insightsLimit(p.Limit)}
+	for _, id := range p.LiveIDs {
+		args = append(args, id)
+	}
+	v, err := s.call(ctx, "held", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs held by silent workers: %w", err)
+	}
+	rows := asSlice(v)
+	out := make([]store.HeldJob, 0, len(rows))
+	for _, row := range rows {
+		r := asSlice(row)
+		j, _, err := decodeJob(r[0])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, store.HeldJob{Job: j, OwnerLastHeartbeatAt: msTime(asString(r[1]))})
+	}
+	return out, nil
+}
+
+// rescueEntry is an entry of the rescues index, as recover.lua writes it.
+type rescueEntry struct {
+	JobID       string `json:"j"`
+	Attempt     string `json:"n"`
+	WorkerID    string `json:"w"`
+	StartedAt   string `json:"s"`
+	RescuedAt   string `json:"f"`
+	RecoveredBy string `json:"rb"`
+	LastHB      string `json:"lh"`
+}
+
+// RescueList lists recent rescues newest first from the rescues index.
+func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]store.Rescue, error) {
+	since := "-inf"
+	if !p.Since.IsZero() {
+		since = ms(p.Since)
+	}
+	v, err := s.call(ctx, "rescues", since, insightsLimit(p.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("list rescues: %w", err)
+	}
+	rows := asSlice(v)
+	out := make([]store.Rescue, 0, len(rows))
+	for _, row := range rows {
+		r := asSlice(row)
+		var e rescueEntry
+		if err := json.Unmarshal([]byte(asString(r[0])), &e); err != nil {
+			return nil, fmt.Errorf("rescue entry: %w", err)
+		}
+		rs := store.Rescue{
+			JobID: e.JobID, Attempt: atoi(e.Attempt), Queue: asString(r[1]), Kind: asString(r[2]),
+			State: store.State(asString(r[3])), WorkerID: e.WorkerID, StartedAt: msTime(e.StartedAt),
+			RescuedAt: msTime(e.RescuedAt), RecoveredBy: e.RecoveredBy,
+		}
+		if e.LastHB != "" {
+			rs.LastHeartbeatAt = msTime(e.LastHB)
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// ThroughputList reads the per-minute counters, one HMGET per minute, all
+// pipelined in one round trip.
+func (s *Store) ThroughputList(ctx context.Context, p *store.ThroughputListParams) ([]store.ThroughputMinute, error) {
+	from := p.From.UTC().Truncate(time.Minute)
+	to := p.To.UTC()
+	if !from.Before(to) {
+		return []store.ThroughputMinute{}, nil
+	}
+	n := int((to.Sub(from) + time.Minute - 1) / time.Minute)
+	if n > store.MaxThroughputMinutes {
+		from = from.Add(time.Duration(n-store.MaxThroughputMinutes) * time.Minute)
+		n = store.MaxThroughputMinutes
+	}
+	out := make([]store.ThroughputMinute, n)
+	cmds := make([]*goredis.SliceCmd, n)
+	_, err := s.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+		for i := range out {
+			m := from.Add(time.Duration(i) * time.Minute)
+			out[i].Minute = m
+			cmds[i] = pl.HMGet(ctx, s.prefix+"tp:"+ms(m), "s", "f", "r")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read throughput: %w", err)
+	}
+	for i, c := range cmds {
+		v := c.Val()
+		out[i].Succeeded = counter(v[0])
+		out[i].Failed = counter(v[1])
+		out[i].Rescued = counter(v[2])
+	}
+	return out, nil
+}
+
+func counter(v any) int64 {
+	n, _ := strconv.ParseInt(asString(v), 10, 64)
+	return n
+}

@@ -1,0 +1,37 @@
+-- lib: base job
+-- search reads one batch of jobs newest first (ids are time-ordered) below a
+-- cursor, from the per-queue id indexes, for insights.go: as list.lua, and
+-- only ids starting with a prefix. ARGV: prefix, queue ('' all), state (''
+-- all), kind ('' all), cursor ('' none), batch size, wanted, id prefix (''
+-- any; lower case). Replies {matches (at most wanted), the last id
+-- examined, 1 if no id is left}.
+local queue, state, kind, cursor = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local batch, wanted, idp = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local queues = {queue}
+if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
+local from, to = '+', '-'
+if idp ~= '' then from, to = '(' .. idp .. '\255', '[' .. idp end
+if cursor ~= '' then from = '(' .. cursor end
+
+local cands, full = {}, false
+for _, q in ipairs(queues) do
+  local ids = redis.call('ZREVRANGEBYLEX', qkey(q, 'ids'), from, to, 'LIMIT', 0, batch)
+  full = full or #ids == batch
+  for _, id in ipairs(ids) do cands[#cands + 1] = id end
+end
+table.sort(cands, function(a, b) return a > b end)
+
+local out, last = {}, cursor
+local examined = 0
+for i = 1, math.min(batch, #cands) do
+  if #out >= wanted then break end
+  local id = cands[i]
+  examined, last = i, id
+  local j = load(id)
+  if j and (state == '' or j.s == state) and (kind == '' or j.k == kind) then
+    out[#out + 1] = reply(id, j)
+  end
+end
+local done = 0
+if examined == #cands and not full then done = 1 end
+return {out, last, done}
