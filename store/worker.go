@@ -80,3 +80,24 @@ type Stats struct {
 	Jobs         map[State]int64
 	RescuesTotal int64
 }
+
+// ZeroCounts returns a count of 0 for every state: where a queue's, or the
+// store's, counts start, so every state is always present.
+func ZeroCounts() map[State]int64 {
+	m := make(map[State]int64, len(States))
+	for _, s := range States {
+		m[s] = 0
+	}
+	return m
+}
+
+// QueueNamed picks name out of queues; a queue with no jobs is not listed,
+// so it is returned empty, with paused as just set.
+func QueueNamed(queues []*Queue, name string, paused bool) *Queue {
+	for _, q := range queues {
+		if q.Name == name {
+			return q
+		}
+	}
+	return &Queue{Name: name, Paused: paused, Counts: ZeroCounts()}
+}

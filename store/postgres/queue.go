@@ -48,7 +48,7 @@ func (s *Store) QueueList(ctx context.Context, _ *store.QueueListParams) ([]*sto
 		if q, ok := byName[name]; ok {
 			return q
 		}
-		q := &store.Queue{Name: name, Counts: zeroCounts()}
+		q := &store.Queue{Name: name, Counts: store.ZeroCounts()}
 		byName[name] = q
 		return q
 	}
@@ -142,17 +142,12 @@ func (s *Store) QueueSetPaused(ctx context.Context, p *store.QueueSetPausedParam
 	if err != nil {
 		return nil, err
 	}
-	for _, q := range queues {
-		if q.Name == p.Name {
-			return q, nil
-		}
-	}
-	return &store.Queue{Name: p.Name, Paused: p.Paused, Counts: zeroCounts()}, nil
+	return store.QueueNamed(queues, p.Name, p.Paused), nil
 }
 
 // StatsGet sums the maintained counts.
 func (s *Store) StatsGet(ctx context.Context, _ *store.StatsGetParams) (*store.Stats, error) {
-	st := &store.Stats{Jobs: zeroCounts()}
+	st := &store.Stats{Jobs: store.ZeroCounts()}
 	rows, err := s.pool.Query(ctx, `SELECT state, sum(n)::bigint FROM (`+countsSQL+`) c
 		WHERE state <> 'retrying' GROUP BY state`)
 	if err != nil {
@@ -172,12 +167,4 @@ func (s *Store) StatsGet(ctx context.Context, _ *store.StatsGetParams) (*store.S
 		return nil, fmt.Errorf("read rescues: %w", err)
 	}
 	return st, nil
-}
-
-func zeroCounts() map[store.State]int64 {
-	m := make(map[store.State]int64, len(store.States))
-	for _, s := range store.States {
-		m[s] = 0
-	}
-	return m
 }

@@ -76,10 +76,7 @@ func (s *Store) StatsGet(ctx context.Context, _ *store.StatsGetParams) (*store.S
 	if err != nil {
 		return nil, err
 	}
-	st := &store.Stats{Jobs: make(map[store.State]int64, len(store.States)), RescuesTotal: rescues}
-	for _, s := range store.States {
-		st.Jobs[s] = 0
-	}
+	st := &store.Stats{Jobs: store.ZeroCounts(), RescuesTotal: rescues}
 	for _, q := range queues {
 		for s, n := range q.Counts {
 			st.Jobs[s] += n

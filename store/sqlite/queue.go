@@ -28,7 +28,7 @@ func (s *Store) QueueList(ctx context.Context, _ *store.QueueListParams) ([]*sto
 		if q, ok := byName[name]; ok {
 			return q
 		}
-		q := &store.Queue{Name: name, Counts: zeroCounts()}
+		q := &store.Queue{Name: name, Counts: store.ZeroCounts()}
 		byName[name] = q
 		return q
 	}
@@ -99,12 +99,7 @@ func (s *Store) QueueSetPaused(ctx context.Context, p *store.QueueSetPausedParam
 	if err != nil {
 		return nil, err
 	}
-	for _, q := range queues {
-		if q.Name == p.Name {
-			return q, nil
-		}
-	}
-	return &store.Queue{Name: p.Name, Paused: p.Paused, Counts: zeroCounts()}, nil
+	return store.QueueNamed(queues, p.Name, p.Paused), nil
 }
 
 // StatsGet sums the maintained counts.
@@ -116,7 +111,7 @@ func (s *Store) StatsGet(ctx context.Context, _ *store.StatsGetParams) (*store.S
 	if err := s.r.SelectContext(ctx, &counts, `SELECT state, sum(n) AS n FROM queue_counts GROUP BY state`); err != nil {
 		return nil, fmt.Errorf("read counts: %w", err)
 	}
-	st := &store.Stats{Jobs: zeroCounts()}
+	st := &store.Stats{Jobs: store.ZeroCounts()}
 	for _, c := range counts {
 		st.Jobs[store.State(c.State)] = c.N
 	}
@@ -126,12 +121,4 @@ func (s *Store) StatsGet(ctx context.Context, _ *store.StatsGetParams) (*store.S
 	}
 	st.RescuesTotal = rescues.Int64
 	return st, nil
-}
-
-func zeroCounts() map[store.State]int64 {
-	m := make(map[store.State]int64, len(store.States))
-	for _, s := range store.States {
-		m[s] = 0
-	}
-	return m
 }
