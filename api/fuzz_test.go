@@ -3,8 +3,12 @@ package api
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/tetherq/tether/store"
 )
 
 // The fuzz targets run the request decoders on arbitrary bytes (enqueue's
@@ -64,18 +68,26 @@ func FuzzLease(f *testing.F) {
 
 func FuzzSettle(f *testing.F) {
 	f.Add([]byte(`{"acks":[{"id":"j1","token":"t1","result":{"ok":true}}],"fails":[{"id":"j2","token":"t2","error":"boom","retry":false}]}`))
+	f.Add([]byte(`{"acks":[{"id":"j1","token":"t1"}, {"token":"t2","id":"j2"}]}`))
+	f.Add([]byte(` { "acks" : [ { "id" : "" , "token" : "t" } ] } `))
+	f.Add([]byte(`{"acks":[{"id":"j1","id":"j2","token":"t1"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The fast path for plain acks must agree with the general one.
+		fp, fids, fast := parseAcks(data)
 		var req settleRequest
 		err := decodeStrict(data, &req, "")
 		if err == nil {
 			err = req.check()
 		}
-		if err != nil {
-			mustBeFieldError(t, err)
-			return
+		var p *store.JobSettleParams
+		var ids []string
+		if err == nil {
+			p, ids, err = req.params()
 		}
-		p, ids, err := req.params()
 		mustBeFieldError(t, err)
+		if fast && (err != nil || !reflect.DeepEqual(fp, p) || !slices.Equal(fids, ids)) {
+			t.Fatalf("parseAcks and encoding/json disagree on %q:\n%+v %q\n%+v %q %v", data, fp, fids, p, ids, err)
+		}
 		if err != nil {
 			return
 		}

@@ -128,11 +128,7 @@ type settleView struct {
 // is gone fails alone, with its code.
 func (a *API) settle(w http.ResponseWriter, r *http.Request) {
 	now := a.now()
-	var req settleRequest
-	if !a.decode(w, r, &req) {
-		return
-	}
-	p, ids, err := req.params()
+	p, ids, err := decodeSettle(r)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -169,6 +165,26 @@ func (a *API) settleResults(r *http.Request, ids []string, errs []error) []settl
 		}
 	}
 	return out
+}
+
+// decodeSettle reads a settle body: the plain acks workers send most by
+// parseAcks, anything else by encoding/json with every check.
+func decodeSettle(r *http.Request) (*store.JobSettleParams, []string, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p, ids, ok := parseAcks(body); ok {
+		return p, ids, nil
+	}
+	var req settleRequest
+	if err := decodeStrict(body, &req, ""); err != nil {
+		return nil, nil, err
+	}
+	if err := req.check(); err != nil {
+		return nil, nil, err
+	}
+	return req.params()
 }
 
 // params decodes and checks every item; errors name it, as "fails[2].token".
