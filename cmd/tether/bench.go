@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,7 @@ type benchConfig struct {
 	payloadBytes int
 	timeout      time.Duration
 	token        string
+	cpuProfile   *os.File // the work phase's CPU profile, when asked for
 }
 
 func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
@@ -43,6 +46,7 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.payloadBytes, "payload-bytes", 100, "approximate payload size")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.StringVar(&c.token, "token", "", "bearer token (worker or admin) when the server has tokens")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the work phase to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -51,6 +55,13 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 		return c, errors.New("--jobs, --workers and --producers must be at least 1")
 	case c.batch < 1 || c.batch > 1000:
 		return c, errors.New("--batch must be 1..1000")
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return c, err
+		}
+		c.cpuProfile = f // bench closes it
 	}
 	return c, nil
 }
@@ -61,6 +72,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseBench(args, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.cpuProfile != nil {
+		defer cfg.cpuProfile.Close()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
@@ -78,16 +92,39 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	enqueued := time.Since(start)
 
+	// CPU per job of the work phase, ours and the server's (when its
+	// /metrics reports it): a figure less at the mercy of a busy machine
+	// than the rate.
+	serverBefore, serverOK := serverCPU(ctx, c.HTTP, cfg.url, cfg.token)
+	clientBefore, clientOK := ownCPU()
+	if cfg.cpuProfile != nil {
+		if err := pprof.StartCPUProfile(cfg.cpuProfile); err != nil {
+			return err
+		}
+	}
 	start = time.Now()
 	lat, err := work(ctx, c, queue, cfg)
+	if cfg.cpuProfile != nil {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return fmt.Errorf("work: %w", err)
 	}
 	worked := time.Since(start)
+	clientAfter, _ := ownCPU()
+	serverAfter, serverAfterOK := serverCPU(ctx, c.HTTP, cfg.url, cfg.token)
+	perJob := func(ok bool, d time.Duration) string {
+		if !ok {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0fus", float64(d.Microseconds())/float64(cfg.jobs))
+	}
 	p50, p99 := percentile(lat, 0.50), percentile(lat, 0.99)
-	fmt.Fprintf(stdout, "tether n=%d producers=%d workers=%d batch=%d enqueue=%.0f jobs/s work=%.0f jobs/s lease+settle p50=%s p99=%s\n",
+	fmt.Fprintf(stdout, "tether n=%d producers=%d workers=%d batch=%d enqueue=%.0f jobs/s work=%.0f jobs/s lease+settle p50=%s p99=%s cpu/job client=%s server=%s\n",
 		cfg.jobs, cfg.producers, cfg.workers, cfg.batch,
-		float64(cfg.jobs)/enqueued.Seconds(), float64(cfg.jobs)/worked.Seconds(), ms(p50), ms(p99))
+		float64(cfg.jobs)/enqueued.Seconds(), float64(cfg.jobs)/worked.Seconds(), ms(p50), ms(p99),
+		perJob(clientOK, clientAfter-clientBefore),
+		perJob(serverOK && serverAfterOK, time.Duration((serverAfter-serverBefore)*float64(time.Second))))
 	return nil
 }
 

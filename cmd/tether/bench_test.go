@@ -30,7 +30,7 @@ func TestBenchBurnsDown(t *testing.T) {
 	if err := run(t.Context(), args, &out, &errOut); err != nil {
 		t.Fatalf("bench: %v\n%s", err, errOut.String())
 	}
-	line := regexp.MustCompile(`^tether n=1200 producers=2 workers=3 batch=50 enqueue=\d+ jobs/s work=\d+ jobs/s lease\+settle p50=[\d.]+ms p99=[\d.]+ms\n$`)
+	line := regexp.MustCompile(`^tether n=1200 producers=2 workers=3 batch=50 enqueue=\d+ jobs/s work=\d+ jobs/s lease\+settle p50=[\d.]+ms p99=[\d.]+ms cpu/job client=(\d+us|n/a) server=n/a\n$`)
 	if !line.MatchString(out.String()) {
 		t.Errorf("bench printed %q", out.String())
 	}
