@@ -15,10 +15,16 @@ import (
 // closed attempt to history, in one statement. Pairs that match nothing
 // (stale tokens, unknown ids, repeats) are left out of RETURNING, for the
 // caller to tell apart.
+//
+// The join drives from the arrays, one primary-key probe per pair. An
+// added "j.id = ANY($2)" (the lease's way of pinning the primary key) let
+// the planner AND it with jobs_running_expiry, whose dead entries it then
+// read on every ack until vacuum removed them: 2.7 times the execution
+// time of this form with 30,000 jobs behind.
 const ackSQL = `WITH acked AS (
 		UPDATE jobs j SET state = 'succeeded', finished_at = $1, result = a.result::jsonb, expires_at = NULL
 		FROM unnest($2::uuid[], $3::text[], $4::text[]) AS a(id, token, result)
-		WHERE j.id = ANY($2::uuid[]) AND j.id = a.id AND j.token = a.token AND j.state = 'running'
+		WHERE j.id = a.id AND j.token = a.token AND j.state = 'running'
 		RETURNING ` + "j.id, j.attempt_id, j.attempt, j.worker_id, j.started_at" + `
 	), history AS (
 		INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
