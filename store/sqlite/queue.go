@@ -71,8 +71,7 @@ func (s *Store) fillQueues(ctx context.Context, byName map[string]*store.Queue, 
 		q := byName[name]
 		if q.Counts[store.StateAvailable] > 0 {
 			var oldest sql.NullInt64
-			if err := s.r.GetContext(ctx, &oldest, `SELECT min(run_at) FROM jobs
-				WHERE state = 'available' AND queue = ?`, name); err != nil {
+			if err := s.r.GetContext(ctx, &oldest, oldestSQL, name); err != nil {
 				return nil, fmt.Errorf("oldest job of %q: %w", name, err)
 			}
 			q.OldestAvailableAt = timePtr(oldest)
@@ -81,6 +80,23 @@ func (s *Store) fillQueues(ctx context.Context, byName map[string]*store.Queue, 
 	}
 	return out, nil
 }
+
+// oldestSQL is the run_at of the oldest available job of queue ?1. The
+// index jobs_available orders by priority first, so it walks the distinct
+// priorities (a loose index scan: one probe each) and takes the first
+// run_at of each: O(priorities), not O(backlog). Left to itself the
+// planner reads every available job of every queue through jobs_state_id.
+const oldestSQL = `WITH RECURSIVE prio(p) AS (
+		SELECT (SELECT priority FROM jobs INDEXED BY jobs_available WHERE state = 'available' AND queue = ?1
+			ORDER BY priority DESC LIMIT 1)
+		UNION ALL
+		SELECT (SELECT priority FROM jobs INDEXED BY jobs_available WHERE state = 'available' AND queue = ?1
+			AND priority < prio.p ORDER BY priority DESC LIMIT 1)
+		FROM prio WHERE prio.p IS NOT NULL
+	)
+	SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_available WHERE state = 'available' AND queue = ?1
+		AND priority = prio.p ORDER BY run_at LIMIT 1))
+	FROM prio WHERE prio.p IS NOT NULL`
 
 // QueueSetPaused pauses or resumes a queue; resuming wakes leasers.
 func (s *Store) QueueSetPaused(ctx context.Context, p *store.QueueSetPausedParams) (*store.Queue, error) {
