@@ -112,7 +112,7 @@ func benchPages(b *testing.B, bk backend, name string, total int) {
 	d := &dash{cfg: Config{HeartbeatInterval: store.DefaultHeartbeatInterval, DeadAfter: store.DefaultDeadAfter},
 		store: st, ins: st, now: clock}
 	// The first overview after opening runs on cold caches (and, on
-	// Postgres, sums the hour's throughput minutes not summed yet).
+	// Postgres, counts live the throughput minutes no tick summed yet).
 	began := time.Now()
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
 	fmt.Fprintf(os.Stderr, "%s: first GET / after opening: %s\n", bk.name, time.Since(began).Round(time.Millisecond))

@@ -1,10 +1,10 @@
 -- +goose Up
 -- Throughput per minute, summed once for each minute that can no longer
--- change (store/postgres/insights.go): counting a busy hour's attempts on
--- every read of the dashboard costs a second at a million attempts an
--- hour. The reader writes these rows, never the write path, so acks lock
--- nothing new. Only the last minute or two are still counted from the
--- attempts on each read.
+-- change (store/postgres/throughput.go): counting a busy hour's attempts
+-- on every read of the dashboard costs a second at a million attempts an
+-- hour. The scheduler's tick (JobPromote) writes these rows, never the
+-- write path, so acks lock nothing new. Only the last minute or two are
+-- still counted from the attempts on each read.
 CREATE TABLE throughput_minutes (
     minute    timestamptz PRIMARY KEY,
     succeeded bigint NOT NULL,

@@ -133,14 +133,20 @@ const promoteSQL = `UPDATE jobs SET state = 'available' WHERE id = ANY(ARRAY(
 	ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED))`
 
 // JobPromote makes due scheduled jobs available, then folds the queue
-// count deltas (see foldCounts): promotion runs once a tick on every node,
-// which is the cadence the fold wants.
+// count deltas (see foldCounts) and sums the settled throughput minutes
+// not summed yet (see sumThroughput): promotion runs once a tick on every
+// node, which is the cadence both want, and keeps both off the request
+// path. Each call does bounded work; the scheduler may call it more than
+// once a tick when many jobs are due.
 func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
 	tag, err := s.lax.Exec(ctx, promoteSQL, store.Trunc(p.Now), limitOr(p.Limit, 1000))
 	if err != nil {
 		return 0, fmt.Errorf("promote: %w", err)
 	}
 	if err := s.foldCounts(ctx); err != nil {
+		return 0, err
+	}
+	if err := s.sumThroughput(ctx, p.Now); err != nil {
 		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
