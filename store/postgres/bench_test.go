@@ -175,3 +175,45 @@ func seedSucceeded(b *testing.B, s *postgres.Store, n int) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkPhases times each step of a job's life on one connection, in
+// batches of 100 with the clock moving: enqueue, lease, settle (acks). The
+// figures are wall time per job, the database's work plus one round trip
+// and, for enqueue and settle, the commit's WAL flush.
+func BenchmarkPhases(b *testing.B) {
+	s := open(b)
+	ctx := context.Background()
+	var enq, lease, settle time.Duration
+	n := 0
+	for b.Loop() {
+		now := time.Now()
+		specs := make([]store.JobSpec, 100)
+		for i := range specs {
+			specs[i] = store.JobSpec{Kind: "bench", Payload: benchPayload}
+		}
+		t := time.Now()
+		if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
+			b.Fatal(err)
+		}
+		enq += time.Since(t)
+		t = time.Now()
+		leased, err := s.JobLease(ctx, &store.JobLeaseParams{WorkerID: "w", Queues: []string{store.DefaultQueue}, Max: 100, Now: now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lease += time.Since(t)
+		p := &store.JobSettleParams{Now: now}
+		for _, j := range leased {
+			p.Acks = append(p.Acks, store.JobAckParams{ID: j.ID, Token: j.Lease.Token})
+		}
+		t = time.Now()
+		if _, err := s.JobSettle(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		settle += time.Since(t)
+		n++
+	}
+	b.ReportMetric(float64(enq.Microseconds())/float64(n*100), "enq-µs/job")
+	b.ReportMetric(float64(lease.Microseconds())/float64(n*100), "lease-µs/job")
+	b.ReportMetric(float64(settle.Microseconds())/float64(n*100), "settle-µs/job")
+}
