@@ -91,6 +91,47 @@ func BenchmarkLeaseSettle(b *testing.B) {
 	}
 }
 
+// BenchmarkRetryCycle measures the retry path, where the index of
+// retrying jobs is written: lease a batch of 100, fail it with a retry
+// delay (scheduled, attempt > 0), promote it once due.
+func BenchmarkRetryCycle(b *testing.B) {
+	url := testURL(b)
+	s := open(b, url, "")
+	ctx := context.Background()
+	now := time.Now()
+	const batch = 100
+	specs := make([]store.JobSpec, batch)
+	for i := range specs {
+		specs[i] = store.JobSpec{Kind: "bench", Payload: benchPayload, MaxAttempts: 1 << 30}
+	}
+	if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
+		b.Fatal(err)
+	}
+	retryIn := time.Second
+	cpu := serverCPU(b, url)
+	jobs := 0
+	for b.Loop() {
+		leased, err := s.JobLease(ctx, &store.JobLeaseParams{WorkerID: "w-1", Queues: []string{"default"}, Max: batch, Now: now})
+		if err != nil || len(leased) != batch {
+			b.Fatalf("lease: %d jobs, %v", len(leased), err)
+		}
+		p := &store.JobSettleParams{Now: now}
+		for _, j := range leased {
+			p.Fails = append(p.Fails, store.JobFailParams{ID: j.ID, Token: j.Lease.Token, Error: "x", RetryIn: &retryIn})
+		}
+		if _, err := s.JobSettle(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		now = now.Add(2 * retryIn)
+		if n, err := s.JobPromote(ctx, &store.JobPromoteParams{Now: now, Limit: batch}); err != nil || n != batch {
+			b.Fatalf("promote: %d, %v", n, err)
+		}
+		jobs += batch
+	}
+	b.ReportMetric(float64(jobs)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(float64((serverCPU(b, url)-cpu).Microseconds())/float64(max(jobs, 1)), "redis-µs/job")
+}
+
 // serverCPU is the CPU time redis-server's main thread has used.
 func serverCPU(tb testing.TB, url string) time.Duration {
 	tb.Helper()

@@ -33,18 +33,24 @@ func insightsLimit(n int) int { return limitOr(n, store.DefaultInsightsLimit) }
 // JobListDead lists dead jobs newest finished first, from the per-queue
 // dead sets.
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
-	return s.zpage(ctx, "dead", true, p.Queue, p.Cursor, insightsLimit(p.Limit), p.Kind, string(p.Reason), false)
+	limit := insightsLimit(p.Limit)
+	return s.zpage(ctx, "dead", true, p.Queue, p.Cursor, max(limit, insightsBatch), limit, p.Kind, string(p.Reason), false)
 }
 
 // JobListRetrying lists scheduled jobs with attempt > 0, soonest run_at
-// first, from the per-queue scheduled sets.
+// first, from the per-queue retry sets (retryindex.go). They hold only
+// retrying jobs, so a page is full while any are left, however many jobs
+// are scheduled for later before them, and each queue need offer no more
+// entries than the page holds (and the cursor's own entry, read again).
 func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingParams) (*store.JobPage, error) {
-	return s.zpage(ctx, "sched", false, p.Queue, p.Cursor, insightsLimit(p.Limit), "", "", true)
+	limit := insightsLimit(p.Limit)
+	return s.zpage(ctx, "retry", false, p.Queue, p.Cursor, limit+1, limit, "", "", true)
 }
 
-// zpage runs zpage.lua once: one bounded batch of a per-queue state set.
-// The cursor is "<score>:<id>" of the last entry examined.
-func (s *Store) zpage(ctx context.Context, set string, desc bool, queue, cursor string, limit int,
+// zpage runs zpage.lua once: up to batch entries of each queue's set, at
+// most limit matches. The cursor is "<score>:<id>" of the last entry
+// examined.
+func (s *Store) zpage(ctx context.Context, set string, desc bool, queue, cursor string, batch, limit int,
 	kind, reason string, retrying bool) (*store.JobPage, error) {
 	cscore, cid := "", ""
 	if cursor != "" {
@@ -54,7 +60,7 @@ func (s *Store) zpage(ctx context.Context, set string, desc bool, queue, cursor 
 			return nil, fmt.Errorf("list %s: bad cursor %q", set, cursor)
 		}
 	}
-	v, err := s.call(ctx, "zpage", set, flag(desc), queue, cscore, cid, max(limit, insightsBatch), limit,
+	v, err := s.call(ctx, "zpage", set, flag(desc), queue, cscore, cid, batch, limit,
 		kind, reason, flag(retrying))
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", set, err)

@@ -41,7 +41,7 @@ func (s *Store) queues(ctx context.Context, name string) (int64, []*store.Queue,
 			total += n
 		}
 		q.Paused = asString(f[7]) == "1"
-		q.Retrying, _ = strconv.ParseInt(asString(f[8]), 10, 64)
+		q.Retrying, _ = f[8].(int64)
 		if oldest, ok := f[9].(string); ok {
 			t := msTime(oldest)
 			q.OldestAvailableAt = &t

@@ -13,11 +13,12 @@
 //	                   one that succeeded, are on the job)
 //	{q}:av             zset: available jobs, scored by priority then run_at; ties by id
 //	{q}:sched          zset: scheduled jobs by run_at
+//	{q}:retry          zset: the retrying ones among them (attempt > 0), by run_at
 //	{q}:run            zset: running jobs by lease expiry
 //	{q}:done, {q}:dead, {q}:cancelled
 //	                   zsets: finished jobs by finished_at, for retention
 //	{q}:ids            zset: every job of the queue, scored 0, so newest first by id
-//	{q}:m              hash: paused, and retrying (scheduled with attempt > 0)
+//	{q}:m              hash: paused
 //	{q}:u:<key>        string: the unfinished job holding a unique_key
 //	workers, holders   zsets: workers (and those holding jobs) by last sign of life
 //	w:<id>, wj:<id>    hash: a worker's registration; set: the jobs it holds
@@ -28,10 +29,13 @@
 //	tp:<minute>        hash: attempts closed in that minute (ms), by outcome, for
 //	                   ThroughputList; expires after 25 hours (insights.go)
 //	rescues            zset: the newest 10000 rescues by time, for RescueList
+//	migrations         set: names of the one-off changes to the keys that Open
+//	                   has made (retryindex.go)
 //
-// A queue's six counts are the cardinalities of its six state sets. A lease
-// costs one read and five writes per job, an ack one read and five (six on
-// a minute's first ack: the throughput counter's EXPIRE).
+// A queue's six counts are the cardinalities of its six state sets, its
+// retrying count that of its retry set. A lease costs one read and five
+// writes per job, an ack one read and five (six on a minute's first ack:
+// the throughput counter's EXPIRE).
 //
 // Keys of one queue share the {queue} hash tag. Job and worker keys do not
 // (a call names only a job id or a worker id), so scripts cross hash slots:
@@ -99,7 +103,8 @@ func WithPollInterval(d time.Duration) Option { return func(o *options) { o.poll
 
 // Open connects to the redis-server of rawURL (redis://[user:password@]host:port/db
 // or rediss:// for TLS; a "prefix" query parameter sets the key prefix),
-// loads the scripts and subscribes to wake-ups.
+// loads the scripts, brings keys written by an earlier version up to date
+// (once: retryindex.go) and subscribes to wake-ups.
 func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	o := options{prefix: DefaultPrefix, poll: DefaultPollInterval}
 	rest, prefix, err := cutPrefix(rawURL)
@@ -126,6 +131,10 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	if err := s.scripts.load(ctx, rdb); err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("load scripts into %s: %w", ro.Addr, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("upgrade the keys on %s: %w", ro.Addr, err)
 	}
 	s.sub, err = subscribe(ctx, rdb, o.prefix+"wake", s.hub, o.poll)
 	if err != nil {

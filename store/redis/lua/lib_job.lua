@@ -61,11 +61,18 @@ local function score(j)
   return j.fa
 end
 
+-- A scheduled job with attempt > 0 is retrying: it is also in the queue's
+-- retry set, by run_at, which JobListRetrying reads and whose cardinality
+-- is the queue's retrying count. Every state change goes through index
+-- and unindex (enqueue writes only attempt 0, lease and ack never touch a
+-- scheduled job), so the set is kept here alone.
+local function retrying(j) return j.s == 'scheduled' and num(j.a) > 0 end
+
 -- unindex removes id from the indexes of its state j.s.
 local function unindex(id, j)
   redis.call('ZREM', qkey(j.q, SETS[j.s]), id)
-  if j.s == 'scheduled' and num(j.a) > 0 then
-    redis.call('HINCRBY', qkey(j.q, 'm'), 'retrying', -1)
+  if retrying(j) then
+    redis.call('ZREM', qkey(j.q, 'retry'), id)
   elseif j.s == 'running' and j.w then
     -- A worker left holding nothing stays in holders until orphans.lua
     -- finds it silent: that keeps a SCARD off every settle.
@@ -76,8 +83,8 @@ end
 -- index adds id to the indexes of its state j.s.
 local function index(id, j)
   redis.call('ZADD', qkey(j.q, SETS[j.s]), score(j), id)
-  if j.s == 'scheduled' and num(j.a) > 0 then
-    redis.call('HINCRBY', qkey(j.q, 'm'), 'retrying', 1)
+  if retrying(j) then
+    redis.call('ZADD', qkey(j.q, 'retry'), j.ra, id)
   elseif j.s == 'running' then
     redis.call('SADD', wjkey(j.w), id)
   end

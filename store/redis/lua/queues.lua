@@ -1,6 +1,6 @@
 -- lib: base
 -- queues reads every queue's counts from the cardinalities of its state
--- sets and its retrying counter, never scanning jobs. ARGV: prefix, queue ('' for all).
+-- sets and its retry set, never scanning jobs. ARGV: prefix, queue ('' for all).
 -- Replies {rescues total, queues}, each queue {name, six counts in
 -- lifecycle order, paused, retrying, oldest available run_at or false}.
 local names = {ARGV[2]}
@@ -27,9 +27,8 @@ local out = {}
 for _, q in ipairs(names) do
   local row = {q}
   for _, s in ipairs(sets) do row[#row + 1] = redis.call('ZCARD', qkey(q, s)) end
-  local m = redis.call('HMGET', qkey(q, 'm'), 'paused', 'retrying')
-  row[#row + 1] = m[1] or '0'
-  row[#row + 1] = m[2] or '0'
+  row[#row + 1] = redis.call('HGET', qkey(q, 'm'), 'paused') or '0'
+  row[#row + 1] = redis.call('ZCARD', qkey(q, 'retry'))
   row[#row + 1] = oldest(q)
   out[#out + 1] = row
 end

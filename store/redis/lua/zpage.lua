@@ -1,16 +1,17 @@
 -- lib: base job
--- zpage reads one batch of a per-queue state set (dead by finished_at,
--- newest first; scheduled by run_at, soonest first) for insights.go,
--- filtering by kind, dead reason and attempt. ARGV: prefix, set suffix,
+-- zpage reads one batch of a per-queue sorted set of jobs (dead by
+-- finished_at, newest first; retry by run_at, soonest first) for
+-- insights.go, filtering by kind and dead reason. ARGV: prefix, set suffix,
 -- '1' for descending, queue ('' all), cursor score ('' none), cursor id,
 -- batch size, wanted, kind ('' any), dead reason ('' any), '1' to keep only
--- jobs with attempt > 0. It examines up to batch entries after the cursor
+-- retrying jobs (scheduled, attempt > 0: what the retry set holds, checked
+-- again on the job). It examines up to batch entries after the cursor
 -- (score, then id) and replies {matches (at most wanted), last score, last
 -- id, 1 if no entry is left}.
 local suffix, desc, queue = ARGV[2], ARGV[3] == '1', ARGV[4]
 local cscore, cid = ARGV[5], ARGV[6]
 local batch, wanted = tonumber(ARGV[7]), tonumber(ARGV[8])
-local kind, reason, retrying = ARGV[9], ARGV[10], ARGV[11] == '1'
+local kind, reason, retries = ARGV[9], ARGV[10], ARGV[11] == '1'
 local queues = {queue}
 if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
 
@@ -35,10 +36,19 @@ local function before(a, b)
   return a.id < b.id
 end
 
+-- more tells whether key holds an entry after member id in the list's order.
+local function more(key, id)
+  local rank = redis.call('ZRANK', key, id)
+  if desc then return rank > 0 end
+  return rank < redis.call('ZCARD', key) - 1
+end
+
 -- Each queue gives its entries after the cursor, up to a batch read (more
 -- while a batch holds only ties before the cursor). Past the last entry read
 -- of a queue that has more, another of its entries might come first: the
--- merged list is examined only up to the earliest such entry.
+-- merged list is examined only up to the earliest such entry. A queue whose
+-- batch ended exactly at its last entry has none: the list may end there,
+-- with no empty page after it.
 local cands, horizon = {}, nil
 for _, q in ipairs(queues) do
   local key = qkey(q, suffix)
@@ -58,7 +68,7 @@ for _, q in ipairs(queues) do
       end
     end
   until kept > 0 or #r < 2 * batch
-  if #r == 2 * batch then
+  if #r == 2 * batch and more(key, r[#r - 1]) then
     local last = {id = r[#r - 1], s = tonumber(r[#r])}
     if not horizon or before(last, horizon) then horizon = last end
   end
@@ -74,7 +84,7 @@ for i = 1, #cands do
   examined, lscore, lid = i, fmt(c.s), c.id
   local j = load(c.id)
   if j and (kind == '' or j.k == kind) and (reason == '' or j.dr == reason)
-      and (not retrying or num(j.a) > 0) then
+      and (not retries or retrying(j)) then
     out[#out + 1] = reply(c.id, j)
   end
 end
