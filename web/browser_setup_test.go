@@ -291,7 +291,23 @@ func submit(t *testing.T, ctx context.Context, sel string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	res, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel)))
+	// The click is one script: find and click in the same turn of the
+	// page's event loop. A chromedp.Click finds the node first and clicks
+	// it in a later call, and a live update that replaces the panel in
+	// between leaves it holding a node the page no longer has.
+	quoted, err := json.Marshal(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := `(function () { var b = document.querySelector(` + string(quoted) + `); if (b) b.click(); return !!b; })()`
+	click := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		clicked, err := chromedp.Evaluate[bool](js)(ctx, tg)
+		if err == nil && !clicked {
+			err = fmt.Errorf("no element matches %s", sel)
+		}
+		return chromedp.Void{}, err
+	}
+	res, err := chromedp.RunResponse(ctx, chromedp.WaitVisible(chromedp.CSS(sel)), click)
 	if err != nil {
 		t.Fatalf("click %s: %v", sel, err)
 	}
