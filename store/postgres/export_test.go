@@ -70,7 +70,7 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"lease", leaseQuery(false, false), []any{"w", now, queues[:1], n}},
 		{"lease by kind", leaseQuery(false, true), []any{"w", now, queues[:1], n, []string{"k"}}},
 		{"lease from several queues", leaseQuery(true, false), []any{"w", now, queues, n}},
-		{"ack", ackSQL, []any{now, ids, strs, nulls}},
+		{"ack", ackSQL, []any{times, ids, strs, nulls}},
 		{"end deliveries", endSQL, []any{now, ids, strs, strs, ints, ints, times, nulls, bools, nulls, ints, strs,
 			nulls, make([]*time.Time, n), bools, strs}},
 		{"promote", promoteSQL, []any{now, n}},
@@ -105,4 +105,19 @@ func (s *Store) ScanCountsForTest(ctx context.Context) (map[string]int64, error)
 		out[k] = n
 	}
 	return out, rows.Err()
+}
+
+// SetAckHookForTest has the leader of each merged ack statement call f
+// with the number of settles merged, before the statement runs.
+func (s *Store) SetAckHookForTest(f func(calls int)) {
+	s.acks.mu.Lock()
+	s.acks.before = f
+	s.acks.mu.Unlock()
+}
+
+// AckWaitingForTest is how many ack-only settles wait for the running one.
+func (s *Store) AckWaitingForTest() int {
+	s.acks.mu.Lock()
+	defer s.acks.mu.Unlock()
+	return len(s.acks.waiting)
 }

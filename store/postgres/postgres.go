@@ -60,6 +60,7 @@ type Store struct {
 	hub     *store.Hub
 	channel string // this schema's NOTIFY channel
 	lis     *listener
+	acks    ackGroup // ack-only settles, merged while one runs
 }
 
 // Open connects to the database at url (a postgres:// URL or a key=value

@@ -11,10 +11,11 @@ import (
 )
 
 // ackSQL settles every (id, token) of the arrays $2, $3 that is a running
-// job's current lease as succeeded at $1 with result $4, and copies each
-// closed attempt to history, in one statement. Pairs that match nothing
-// (stale tokens, unknown ids, repeats) are left out of RETURNING, for the
-// caller to tell apart.
+// job's current lease as succeeded at $1 (one instant per pair: merged
+// callers each bring their own) with result $4, and copies each closed
+// attempt to history, in one statement. Pairs that match nothing (stale
+// tokens, unknown ids, repeats) are left out of RETURNING, for the caller
+// to tell apart.
 //
 // The join drives from the arrays, one primary-key probe per pair. An
 // added "j.id = ANY($2)" (the lease's way of pinning the primary key) let
@@ -22,15 +23,15 @@ import (
 // read on every ack until vacuum removed them: 2.7 times the execution
 // time of this form with 30,000 jobs behind.
 const ackSQL = `WITH acked AS (
-		UPDATE jobs j SET state = 'succeeded', finished_at = $1, result = a.result::jsonb, expires_at = NULL
-		FROM unnest($2::uuid[], $3::text[], $4::text[]) AS a(id, token, result)
+		UPDATE jobs j SET state = 'succeeded', finished_at = a.at, result = a.result::jsonb, expires_at = NULL
+		FROM unnest($1::timestamptz[], $2::uuid[], $3::text[], $4::text[]) AS a(at, id, token, result)
 		WHERE j.id = a.id AND j.token = a.token AND j.state = 'running'
-		RETURNING ` + "j.id, j.attempt_id, j.attempt, j.worker_id, j.started_at" + `
+		RETURNING ` + "j.id, j.token, j.attempt_id, j.attempt, j.worker_id, j.started_at, a.at" + `
 	), history AS (
 		INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
-		SELECT attempt_id, id, attempt, worker_id, started_at, $1, 'succeeded' FROM acked
+		SELECT attempt_id, id, attempt, worker_id, started_at, at, 'succeeded' FROM acked
 	)
-	SELECT id::text FROM acked`
+	SELECT id::text, token FROM acked`
 
 // JobAck settles a job as succeeded: one statement when the token holds.
 func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, error) {
@@ -63,31 +64,40 @@ func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, 
 	return nil, store.ErrLeaseLost
 }
 
-// ackMany runs ackSQL over acks and returns the ids it settled.
-func ackMany(ctx context.Context, q querier, acks []store.JobAckParams, now time.Time) (map[string]bool, error) {
-	ids, tokens, results := make([]string, 0, len(acks)), make([]string, 0, len(acks)), make([]*string, 0, len(acks))
-	for _, a := range acks {
-		if !validID(a.ID) {
-			continue
+// ackMany runs ackSQL over the acks of calls, each at its call's instant,
+// and returns the ackKey of every ack that settled a job.
+func ackMany(ctx context.Context, q querier, calls []*ackCall) (map[string]bool, error) {
+	var ats []time.Time
+	var ids, tokens []string
+	var results []*string
+	for _, c := range calls {
+		for _, a := range c.acks {
+			if !validID(a.ID) {
+				continue
+			}
+			ats, ids, tokens = append(ats, c.now), append(ids, a.ID), append(tokens, a.Token)
+			var r *string
+			if len(a.Result) > 0 {
+				v := string(a.Result)
+				r = &v
+			}
+			results = append(results, r)
 		}
-		ids, tokens = append(ids, a.ID), append(tokens, a.Token)
-		var r *string
-		if len(a.Result) > 0 {
-			v := string(a.Result)
-			r = &v
-		}
-		results = append(results, r)
 	}
 	done := make(map[string]bool, len(ids))
 	if len(ids) == 0 {
 		return done, nil
 	}
-	settled, err := collectStrings(q.Query(ctx, ackSQL, now, ids, tokens, results))
+	rows, err := q.Query(ctx, ackSQL, ats, ids, tokens, results)
 	if err != nil {
 		return nil, fmt.Errorf("ack %d jobs: %w", len(ids), err)
 	}
-	for _, id := range settled {
-		done[id] = true
+	var id, token string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &token}, func() error {
+		done[ackKey(id, token)] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("ack %d jobs: %w", len(ids), err)
 	}
 	return done, nil
 }
@@ -99,7 +109,7 @@ func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]erro
 	now := store.Trunc(p.Now)
 	results := make([]error, 0, len(p.Acks)+len(p.Fails))
 	if len(p.Fails) == 0 {
-		done, err := ackMany(ctx, s.pool, p.Acks, now)
+		done, err := s.acks.settle(ctx, s.pool, p.Acks, now)
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +117,7 @@ func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]erro
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		results = results[:0]
-		done, err := ackMany(ctx, tx, p.Acks, now)
+		done, err := ackMany(ctx, tx, []*ackCall{{acks: p.Acks, now: now}})
 		if err != nil {
 			return err
 		}
@@ -132,7 +142,7 @@ func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]erro
 func ackResults(ctx context.Context, q querier, acks []store.JobAckParams, done map[string]bool, results *[]error) error {
 	var missed []string
 	for _, a := range acks {
-		if !done[a.ID] && validID(a.ID) {
+		if !done[ackKey(a.ID, a.Token)] && validID(a.ID) {
 			missed = append(missed, a.ID)
 		}
 	}
@@ -140,12 +150,13 @@ func ackResults(ctx context.Context, q querier, acks []store.JobAckParams, done 
 	if err != nil {
 		return err
 	}
+	counted := map[string]bool{} // done is shared with merged callers: read, never written
 	for _, a := range acks {
 		row, found := rows[a.ID]
-		switch {
-		case done[a.ID]:
+		switch k := ackKey(a.ID, a.Token); {
+		case done[k] && !counted[k]:
 			*results = append(*results, nil)
-			delete(done, a.ID) // a repeated id was settled once; the repeat reads the row
+			counted[k] = true // a repeated ack settled once; the repeat reads the row
 			rows[a.ID] = &jobRow{State: string(store.StateSucceeded), Token: &a.Token}
 		case !found:
 			*results = append(*results, store.ErrNotFound)
