@@ -70,6 +70,8 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"lease", leaseQuery(false, false), []any{"w", now, queues[:1], n}},
 		{"lease by kind", leaseQuery(false, true), []any{"w", now, queues[:1], n, []string{"k"}}},
 		{"lease from several queues", leaseQuery(true, false), []any{"w", now, queues, n}},
+		{"merged lease", leaseManyQuery(false, false), []any{[]string{"w1", "w2"}, times[:2], queues[:1], n, []int32{n / 2, n}}},
+		{"merged lease by kind", leaseManyQuery(true, true), []any{[]string{"w1", "w1"}, times[:2], queues, n, []int32{n / 2, n}, []string{"k"}}},
 		{"ack", ackSQL, []any{times, ids, strs, nulls}},
 		{"end deliveries", endSQL, []any{now, ids, strs, strs, ints, ints, times, nulls, bools, nulls, ints, strs,
 			nulls, make([]*time.Time, n), bools, strs}},
@@ -107,17 +109,24 @@ func (s *Store) ScanCountsForTest(ctx context.Context) (map[string]int64, error)
 	return out, rows.Err()
 }
 
-// SetAckHookForTest has the leader of each merged ack statement call f
-// with the number of settles merged, before the statement runs.
-func (s *Store) SetAckHookForTest(f func(calls int)) {
-	s.acks.mu.Lock()
-	s.acks.before = f
-	s.acks.mu.Unlock()
-}
+// SetAckHookForTest has each merged ack statement call f with the number
+// of settles merged, before it runs. Set it before any settle.
+func (s *Store) SetAckHookForTest(f func(calls int)) { s.acks.before = f }
 
 // AckWaitingForTest is how many ack-only settles wait for the running one.
-func (s *Store) AckWaitingForTest() int {
-	s.acks.mu.Lock()
-	defer s.acks.mu.Unlock()
-	return len(s.acks.waiting)
+func (s *Store) AckWaitingForTest() int { return s.acks.queued() }
+
+// SetLeaseHookForTest has each lease batch call f with the number of
+// leases in it, before it runs. Set it before any lease.
+func (s *Store) SetLeaseHookForTest(f func(calls int)) { s.leases.before = f }
+
+// LeasesWaitingForTest is how many leases wait behind running ones.
+func (s *Store) LeasesWaitingForTest() int {
+	s.leases.mu.Lock()
+	defer s.leases.mu.Unlock()
+	n := 0
+	for _, g := range s.leases.m {
+		n += g.queued()
+	}
+	return n
 }

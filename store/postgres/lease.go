@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -21,7 +20,9 @@ import (
 // than matched with IN (subquery), which pins the update to primary-key
 // lookups: for a large Max the planner would hash-join the whole table.
 //
-// A lease commits without waiting for the WAL flush (see Store.lax).
+// Leases of the same queues that arrive while one runs go out together in
+// the next statement (leaseGroups). A lease commits without waiting for
+// the WAL flush (see Store.lax).
 func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store.Job, error) {
 	now := store.Trunc(p.Now)
 	queues := dedupe(p.Queues)
@@ -31,28 +32,48 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 		}
 		return []*store.Job{}, nil
 	}
-	args := []any{p.WorkerID, now, queues, p.Max}
-	if len(p.Kinds) > 0 {
-		args = append(args, p.Kinds)
+	c := &leaseCall{ctx: ctx, worker: p.WorkerID, max: p.Max, now: now}
+	s.leases.lease(leaseKey(queues, p.Kinds), c, func(batch []*leaseCall) {
+		s.leaseBatch(ctx, queues, p.Kinds, batch)
+	})
+	return c.jobs, c.err
+}
+
+// leaseOne leases up to max jobs for worker alone.
+func (s *Store) leaseOne(ctx context.Context, worker string, now time.Time, queues, kinds []string, max int) ([]*store.Job, error) {
+	args := []any{worker, now, queues, max}
+	if len(kinds) > 0 {
+		args = append(args, kinds)
 	}
-	rows, err := scanJobs(s.lax.Query(ctx, leaseQuery(len(queues) > 1, len(p.Kinds) > 0), args...))
+	rows, err := scanJobs(s.lax.Query(ctx, leaseQuery(len(queues) > 1, len(kinds) > 0), args...))
 	if err != nil {
 		return nil, fmt.Errorf("lease from %q: %w", queues, err)
 	}
-	leased := jobs(rows)
-	// RETURNING gives no order; hand jobs out in lease order.
-	slices.SortFunc(leased, func(a, b *store.Job) int {
-		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
-	})
-	return leased, nil
+	return leaseOrder(jobs(rows)), nil
 }
 
 // leaseQuery is the lease statement. Its parameters: $1 worker, $2 now,
 // $3 queues, $4 max, $5 kinds (only when filtering by kind).
 func leaseQuery(manyQueues, byKind bool) string {
-	kind := ""
+	kinds := ""
 	if byKind {
-		kind = ` AND kind = ANY($5::text[])`
+		kinds = "$5"
+	}
+	return `WITH worker AS (` + touchWorkerSQL + `)
+	UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $1, started_at = $2,
+		expires_at = $2::timestamptz + timeout_ms * interval '1 millisecond',
+		token = encode(sha256(convert_to((SELECT ` + statementKey + `) || id::text, 'UTF8')), 'hex'),
+		attempt_id = md5((SELECT ` + statementKey + `) || id::text)::uuid
+	WHERE id = ANY(ARRAY(` + pickSQL(manyQueues, kinds) + `))
+	RETURNING ` + jobColumns
+}
+
+// pickSQL selects and locks up to $4 leasable jobs of the queues $3 (of
+// the kinds in parameter kinds, unless it is empty), in lease order.
+func pickSQL(manyQueues bool, kinds string) string {
+	kind := ""
+	if kinds != "" {
+		kind = ` AND kind = ANY(` + kinds + `::text[])`
 	}
 	// One queue reads its index directly. Several are a LATERAL scan per
 	// queue merged by the outer ORDER BY: Postgres 15 cannot read one
@@ -69,13 +90,7 @@ func leaseQuery(manyQueues, byKind bool) string {
 		WHERE NOT EXISTS (SELECT 1 FROM queues WHERE name = q.name AND paused)
 		ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4`
 	}
-	return `WITH worker AS (` + touchWorkerSQL + `)
-	UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $1, started_at = $2,
-		expires_at = $2::timestamptz + timeout_ms * interval '1 millisecond',
-		token = encode(sha256(convert_to((SELECT ` + statementKey + `) || id::text, 'UTF8')), 'hex'),
-		attempt_id = md5((SELECT ` + statementKey + `) || id::text)::uuid
-	WHERE id = ANY(ARRAY(` + picked + `))
-	RETURNING ` + jobColumns
+	return picked
 }
 
 // statementKey is 244 random bits from Postgres's strong random source,

@@ -60,7 +60,8 @@ type Store struct {
 	hub     *store.Hub
 	channel string // this schema's NOTIFY channel
 	lis     *listener
-	acks    ackGroup // ack-only settles, merged while one runs
+	acks    ackGroup    // ack-only settles, merged while one runs
+	leases  leaseGroups // leases of the same queues, merged while one runs
 }
 
 // Open connects to the database at url (a postgres:// URL or a key=value
