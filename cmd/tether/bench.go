@@ -31,6 +31,7 @@ type benchConfig struct {
 	payloadBytes int
 	timeout      time.Duration
 	token        string
+	serial       bool     // settle each batch before leasing the next
 	cpuProfile   *os.File // the work phase's CPU profile, when asked for
 }
 
@@ -46,6 +47,7 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.payloadBytes, "payload-bytes", 100, "approximate payload size")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.StringVar(&c.token, "token", "", "bearer token (worker or admin) when the server has tokens")
+	fs.BoolVar(&c.serial, "serial", false, "settle each batch before leasing the next (default: one settle in flight while the next lease runs)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the work phase to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -78,7 +80,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	conns := cfg.producers + cfg.workers
+	conns := cfg.producers + 2*cfg.workers // a lease and a settle in flight per worker
 	c := client.New(cfg.url)
 	c.Token = cfg.token
 	c.HTTP = &http.Client{Transport: &http.Transport{
@@ -187,35 +189,69 @@ func work(ctx context.Context, c *client.Client, queue string, cfg benchConfig) 
 	return all, errors.Join(errs...)
 }
 
+// workLoop leases and settles until cfg.jobs jobs are settled. Unless
+// cfg.serial, it keeps one settle in flight while it leases the next batch,
+// as a worker that acknowledges in the background does (River's completer
+// persists completions the same way): a job counts only once its settle
+// has answered ok.
 func workLoop(ctx context.Context, c *client.Client, worker, queue string, cfg benchConfig, settled *atomic.Int64) ([]time.Duration, error) {
 	var lats []time.Duration
+	var pending chan error // the settle in flight, nil if none
+	wait := func() error {
+		if pending == nil {
+			return nil
+		}
+		err := <-pending
+		pending = nil
+		return err
+	}
 	req := client.LeaseRequest{WorkerID: worker, Queues: []string{queue}, Max: cfg.batch, WaitMS: 100}
 	for settled.Load() < int64(cfg.jobs) {
 		t := time.Now()
 		jobs, err := c.Lease(ctx, req)
 		if err != nil {
+			werr := wait() // before lats is read
+			return lats, errors.Join(err, werr)
+		}
+		if err := wait(); err != nil {
 			return lats, err
 		}
 		if len(jobs) == 0 {
 			continue
 		}
-		acks := make([]client.Ack, len(jobs))
-		for i, j := range jobs {
-			acks[i] = client.Ack{ID: j.ID, Token: j.Lease.Token}
-		}
-		res, err := c.Settle(ctx, acks, nil)
-		if err != nil {
-			return lats, err
-		}
-		lats = append(lats, time.Since(t))
-		for _, r := range res {
-			if !r.OK {
-				return lats, fmt.Errorf("settle %s: %s", r.ID, r.Code)
+		pending = make(chan error, 1)
+		go func(done chan<- error) {
+			n, err := settleBatch(ctx, c, jobs)
+			lats = append(lats, time.Since(t)) // read only after the last wait
+			settled.Add(int64(n))
+			done <- err
+		}(pending)
+		if cfg.serial {
+			if err := wait(); err != nil {
+				return lats, err
 			}
 		}
-		settled.Add(int64(len(res)))
 	}
-	return lats, nil
+	err := wait()
+	return lats, err
+}
+
+// settleBatch acks jobs in one settle call and returns how many settled.
+func settleBatch(ctx context.Context, c *client.Client, jobs []*client.Job) (int, error) {
+	acks := make([]client.Ack, len(jobs))
+	for i, j := range jobs {
+		acks[i] = client.Ack{ID: j.ID, Token: j.Lease.Token}
+	}
+	res, err := c.Settle(ctx, acks, nil)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range res {
+		if !r.OK {
+			return 0, fmt.Errorf("settle %s: %s", r.ID, r.Code)
+		}
+	}
+	return len(res), nil
 }
 
 // payload is a JSON object of about size bytes naming job n.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tetherq/tether/api"
+	"github.com/tetherq/tether/store"
 	"github.com/tetherq/tether/store/sqlite"
 )
 
@@ -25,14 +26,30 @@ func TestBenchBurnsDown(t *testing.T) {
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 
-	var out, errOut bytes.Buffer
-	args := []string{"bench", "--url", srv.URL, "--jobs", "1200", "--workers", "3", "--batch", "50", "--producers", "2"}
-	if err := run(t.Context(), args, &out, &errOut); err != nil {
-		t.Fatalf("bench: %v\n%s", err, errOut.String())
-	}
 	line := regexp.MustCompile(`^tether n=1200 producers=2 workers=3 batch=50 enqueue=\d+ jobs/s work=\d+ jobs/s lease\+settle p50=[\d.]+ms p99=[\d.]+ms cpu/job client=(\d+us|n/a) server=n/a\n$`)
-	if !line.MatchString(out.String()) {
-		t.Errorf("bench printed %q", out.String())
+	for _, mode := range []string{"--serial=false", "--serial"} {
+		var out, errOut bytes.Buffer
+		args := []string{"bench", "--url", srv.URL, "--jobs", "1200", "--workers", "3", "--batch", "50", "--producers", "2", mode}
+		if err := run(t.Context(), args, &out, &errOut); err != nil {
+			t.Fatalf("bench %s: %v\n%s", mode, err, errOut.String())
+		}
+		if !line.MatchString(out.String()) {
+			t.Errorf("bench %s printed %q", mode, out.String())
+		}
+	}
+	// Every job of both runs was settled: none is left in any queue.
+	queues, err := st.QueueList(t.Context(), &store.QueueListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(queues) != 2 {
+		t.Errorf("%d queues after two runs, want 2", len(queues))
+	}
+	for _, q := range queues {
+		c := q.Counts
+		if c[store.StateAvailable]+c[store.StateRunning] != 0 || c[store.StateSucceeded] != 1200 {
+			t.Errorf("queue %s after the bench: %v", q.Name, c)
+		}
 	}
 }
 
