@@ -51,9 +51,15 @@ func (m *merger[C]) do(call C, run func(batch []C)) {
 	for i, b := range batch {
 		calls[i] = b.call
 	}
+	defer m.finish(w, batch) // even if run panics: the others must not wait forever
 	run(calls)
+}
 
+// finish wakes the calls of batch that w ran, and hands the running slot
+// to the first waiting call, if any.
+func (m *merger[C]) finish(w *mergeWaiter[C], batch []*mergeWaiter[C]) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, b := range batch {
 		if b != w {
 			b.done = true
@@ -65,7 +71,6 @@ func (m *merger[C]) do(call C, run func(batch []C)) {
 	} else {
 		m.busy = false
 	}
-	m.mu.Unlock()
 }
 
 // queued is how many calls wait behind a running one.
