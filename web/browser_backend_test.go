@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/tetherq/tether/store/postgres"
 	"github.com/tetherq/tether/store/redis"
 	"github.com/tetherq/tether/store/sqlite"
+	"github.com/tetherq/tether/store/storetest"
 )
 
 // backendStore is a store with the dashboard's own reads, as every backend
@@ -61,7 +61,7 @@ func openSQLiteBackend(t *testing.T) backendStore {
 // named by TETHER_TEST_POSTGRES_URL.
 func openPostgresBackend(t *testing.T) backendStore {
 	t.Helper()
-	raw := backendURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
+	raw := storetest.EnvURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
 	conn, err := pgx.Connect(t.Context(), raw)
 	if err != nil {
 		t.Fatalf("connect to Postgres: %v", err)
@@ -109,7 +109,7 @@ func withSearchPath(t *testing.T, raw, schema string) string {
 // redis-server named by TETHER_TEST_REDIS_URL.
 func openRedisBackend(t *testing.T) backendStore {
 	t.Helper()
-	raw := backendURL(t, "TETHER_TEST_REDIS_URL", "scripts/redis.sh")
+	raw := storetest.EnvURL(t, "TETHER_TEST_REDIS_URL", "scripts/redis.sh")
 	prefix := "tether-web:" + randomHex(6) + ":"
 	t.Cleanup(func() { dropKeys(t, raw, prefix) })
 	st, err := redis.Open(context.Background(), raw, redis.WithPrefix(prefix))
@@ -148,20 +148,6 @@ func dropKeys(t *testing.T, raw, prefix string) {
 		}
 		keys = keys[n:]
 	}
-}
-
-// backendURL reads the test server's URL from env; without it the test
-// skips, except on CI, where every backend must be tested.
-func backendURL(t *testing.T, env, script string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: on CI every backend must be tested (make test runs %s)", env, script)
-		}
-		t.Skipf("%s is not set; run eval \"$(%s)\" first", env, script)
-	}
-	return v
 }
 
 func randomHex(n int) string {

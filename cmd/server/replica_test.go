@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tetherq/tether/client"
+	"github.com/tetherq/tether/store/storetest"
 )
 
 // Three replicas on one shared store: a worker leases through A and goes
@@ -155,7 +155,7 @@ func keepAlive(t *testing.T, c *client.Client, worker string) (stop func()) {
 // postgresStore returns a store URL on a fresh schema of the test database,
 // dropped when the test ends.
 func postgresStore(t *testing.T) string {
-	raw := backendURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
+	raw := storetest.EnvURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
 	conn, err := pgx.Connect(t.Context(), raw)
 	if err != nil {
 		t.Fatalf("connect to Postgres: %v", err)
@@ -181,7 +181,7 @@ func postgresStore(t *testing.T) string {
 // redisStore returns a store URL on the test redis-server under a fresh
 // key prefix.
 func redisStore(t *testing.T) string {
-	raw := backendURL(t, "TETHER_TEST_REDIS_URL", "scripts/redis.sh")
+	raw := storetest.EnvURL(t, "TETHER_TEST_REDIS_URL", "scripts/redis.sh")
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -190,20 +190,6 @@ func redisStore(t *testing.T) string {
 	q.Set("prefix", "replicas-"+randomHex(6)+":")
 	u.RawQuery = q.Encode()
 	return u.String()
-}
-
-// backendURL reads the test server's URL from env; without it the test
-// skips, except on CI, where a missing server is a failure.
-func backendURL(t *testing.T, env, script string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: on CI every backend must be tested (make test runs %s)", env, script)
-		}
-		t.Skipf("%s is not set; run eval \"$(%s)\" first", env, script)
-	}
-	return v
 }
 
 func randomHex(n int) string {

@@ -33,14 +33,7 @@ var admin struct {
 // there is none.
 func baseURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(urlEnv)
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: on CI the Postgres tests must run (eval \"$(scripts/postgres.sh)\")", urlEnv)
-		}
-		t.Skipf("%s is not set; run eval \"$(scripts/postgres.sh)\" to test against Postgres", urlEnv)
-	}
-	return u
+	return storetest.EnvURL(t, urlEnv, "scripts/postgres.sh")
 }
 
 // adminPool is a small pool on the test database for creating and dropping

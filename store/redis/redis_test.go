@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -20,14 +19,7 @@ import (
 // fails the run.
 func testURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("TETHER_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TETHER_TEST_REDIS_URL is not set: CI must run the Redis tests (eval \"$(scripts/redis.sh)\")")
-		}
-		t.Skip("TETHER_TEST_REDIS_URL is not set; eval \"$(scripts/redis.sh)\" to run the Redis tests")
-	}
-	return u
+	return storetest.EnvURL(t, "TETHER_TEST_REDIS_URL", "scripts/redis.sh")
 }
 
 // newPrefix is a key prefix of its own, so tests share one redis-server

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tetherq/tether/store/storetest"
 )
 
 // server is a redis-server of a test's own, on a free port with its own
@@ -31,10 +33,7 @@ func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed: CI must run the Redis tests (scripts/redis.sh installs it)")
-		}
-		t.Skip("redis-server is not installed")
+		storetest.Unavailable(t, "redis-server is not installed", "scripts/redis.sh installs it")
 	}
 	s := &server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), args: args}
 	s.start()
