@@ -50,6 +50,9 @@ type Config struct {
 	// BodyTimeout bounds the time to receive a /v1 request's body; default
 	// DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// PageBytes is the byte budget of a GET /v1/jobs page (store.Budget);
+	// default store.DefaultPageBytes.
+	PageBytes int
 	// MaxRescues is passed to fails, whose decision may count rescues.
 	MaxRescues int
 	// Registerer receives the API's metrics; Gatherer serves /metrics. When
@@ -108,6 +111,9 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.PageBytes <= 0 {
+		cfg.PageBytes = store.DefaultPageBytes
 	}
 	if cfg.MaxRescues <= 0 {
 		cfg.MaxRescues = store.DefaultMaxRescues

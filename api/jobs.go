@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherq/tether/store"
 )
 
@@ -112,7 +114,8 @@ type jobPageView struct {
 }
 
 // listJobs handles GET /v1/jobs: a page newest first; next_cursor is the
-// last id of a full page, null after the last one.
+// last id of a page that is full (limit jobs, or its byte budget spent),
+// null after the last one.
 func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 	now := a.now()
 	p, err := listParams(r.URL.Query())
@@ -120,14 +123,14 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	p.Now = now
+	p.Now, p.MaxBytes = now, a.cfg.PageBytes
 	jobs, err := a.store.JobList(r.Context(), p)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	page := jobPageView{Jobs: viewJobs(jobs, now)}
-	if len(jobs) == p.Limit {
+	if len(jobs) == p.Limit || store.PageFull(jobs, p.MaxBytes) {
 		page.NextCursor = &jobs[len(jobs)-1].ID
 	}
 	writeJSON(w, http.StatusOK, page)
@@ -153,7 +156,15 @@ func listParams(q url.Values) (*store.JobListParams, error) {
 		when(p.State != "" && !p.State.Valid(), "state",
 			"must be one of scheduled, available, running, succeeded, dead, cancelled"),
 		limitErr,
+		when(p.Cursor != "" && !issuedCursor(p.Cursor), "cursor", "must be a next_cursor this server returned"),
 	)
+}
+
+// issuedCursor reports whether c can be a next_cursor of GET /v1/jobs: the
+// id of a job, a UUID in the canonical lower-case form the server writes.
+func issuedCursor(c string) bool {
+	u, err := uuid.Parse(c)
+	return err == nil && u.String() == c
 }
 
 // idempotencyKey returns the Idempotency-Key header, "" when absent.

@@ -53,9 +53,10 @@ func (req *failRequest) checkAt(prefix string) error {
 	)
 }
 
-// params converts a checked request; retry defaults to true.
+// params converts a checked request; retry defaults to true, and the error
+// text is cut to store.MaxErrorBytes.
 func (req *failRequest) params(id string) store.JobFailParams {
-	p := store.JobFailParams{ID: id, Token: *req.Token, Error: *req.Error}
+	p := store.JobFailParams{ID: id, Token: *req.Token, Error: store.CapError(*req.Error)}
 	p.NoRetry = req.Retry != nil && !*req.Retry
 	if req.RetryInMS != nil {
 		d := millis(*req.RetryInMS)

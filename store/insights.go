@@ -14,7 +14,9 @@ import (
 // List methods that page take an opaque Cursor (empty: the first page) and
 // return a JobPage. A page may hold fewer than Limit jobs, or none, while
 // NextCursor is set: a backend may bound the rows one call examines, so a
-// caller that wants every match follows NextCursor until it is empty.
+// caller that wants every match follows NextCursor until it is empty. With
+// MaxBytes a page also ends at the first job that brings its JobBytes to
+// MaxBytes (see Budget), NextCursor then set after that job.
 type Insights interface {
 	// JobListDead lists dead jobs matching the filter, most recently
 	// finished first.
@@ -62,11 +64,12 @@ type JobPage struct {
 }
 
 type JobListDeadParams struct {
-	Queue  string     // "": any
-	Kind   string     // "": any
-	Reason DeadReason // "": any
-	Limit  int        // 0: DefaultInsightsLimit
-	Cursor string
+	Queue    string     // "": any
+	Kind     string     // "": any
+	Reason   DeadReason // "": any
+	Limit    int        // 0: DefaultInsightsLimit
+	Cursor   string
+	MaxBytes int // the page's byte budget; 0: none
 }
 
 type JobListHeldBySilentParams struct {
@@ -84,9 +87,10 @@ type HeldJob struct {
 }
 
 type JobListRetryingParams struct {
-	Queue  string // "": any
-	Limit  int    // 0: DefaultInsightsLimit
-	Cursor string
+	Queue    string // "": any
+	Limit    int    // 0: DefaultInsightsLimit
+	Cursor   string
+	MaxBytes int // the page's byte budget; 0: none
 }
 
 type JobSearchParams struct {
@@ -96,6 +100,7 @@ type JobSearchParams struct {
 	State    State
 	Limit    int // 0: DefaultInsightsLimit
 	Cursor   string
+	MaxBytes int // the page's byte budget; 0: none
 }
 
 type RescueListParams struct {

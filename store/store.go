@@ -36,13 +36,16 @@ type Store interface {
 	// JobFail ends a delivery as failed and applies the failure decisions.
 	// Returns ErrNotFound or ErrLeaseLost.
 	JobFail(ctx context.Context, p *JobFailParams) (*Job, error)
-	// JobGet returns a job with its attempts. Returns ErrNotFound.
+	// JobGet returns a job with its attempts, the newest MaxAttemptsShown
+	// of them, oldest first. Returns ErrNotFound.
 	JobGet(ctx context.Context, p *JobGetParams) (*Job, error)
 	// JobLease moves up to Max available jobs of the queues to running for
 	// the worker, which it registers or heartbeats. Returns no jobs (nil or
 	// empty) when nothing is available.
 	JobLease(ctx context.Context, p *JobLeaseParams) ([]*Job, error)
-	// JobList lists jobs newest first, after the cursor.
+	// JobList lists jobs newest first, after the cursor. With MaxBytes the
+	// page ends early at the first job that brings its JobBytes to MaxBytes
+	// (see Budget); PageFull tells the caller it did.
 	JobList(ctx context.Context, p *JobListParams) ([]*Job, error)
 	// JobListOrphans lists running jobs whose owner's last sign of life is
 	// at or before DeadBefore, owners in LiveIDs aside.
@@ -179,12 +182,13 @@ type JobLeaseParams struct {
 }
 
 type JobListParams struct {
-	Queue  string
-	State  State
-	Kind   string
-	Limit  int
-	Cursor string // the id of the last job of the previous page
-	Now    time.Time
+	Queue    string
+	State    State
+	Kind     string
+	Limit    int
+	Cursor   string // the id of the last job of the previous page
+	MaxBytes int    // the page's byte budget; 0: none
+	Now      time.Time
 }
 
 type JobListOrphansParams struct {

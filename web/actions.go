@@ -163,7 +163,8 @@ func (d *dash) eachDead(r *http.Request, f deadFilter, fn func(id string)) (bool
 	cursor := ""
 	for {
 		page, err := d.ins.JobListDead(r.Context(), &store.JobListDeadParams{
-			Queue: f.Queue, Kind: f.Kind, Reason: store.DeadReason(f.Reason), Limit: 500, Cursor: cursor})
+			Queue: f.Queue, Kind: f.Kind, Reason: store.DeadReason(f.Reason), Limit: 500, Cursor: cursor,
+			MaxBytes: store.DefaultPageBytes})
 		if err != nil {
 			return false, err
 		}

@@ -48,7 +48,7 @@ func (d *dash) deadPanel(rq *request) (templ.Component, error) {
 	}
 	f := deadFilterOf(rq.query)
 	page, err := d.ins.JobListDead(rq.ctx, &store.JobListDeadParams{Queue: f.Queue, Kind: f.Kind,
-		Reason: store.DeadReason(f.Reason), Cursor: rq.query("cursor")})
+		Reason: store.DeadReason(f.Reason), Cursor: rq.query("cursor"), MaxBytes: store.DefaultPageBytes})
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func (d *dash) jobsPanel(rq *request) (templ.Component, error) {
 	var next string
 	if d.ins != nil {
 		page, err := d.ins.JobSearch(rq.ctx, &store.JobSearchParams{IDPrefix: s.Q, Queue: s.Queue, Kind: s.Kind,
-			State: state, Cursor: cursor})
+			State: state, Cursor: cursor, MaxBytes: store.DefaultPageBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -93,12 +93,12 @@ func (d *dash) jobsPanel(rq *request) (templ.Component, error) {
 	} else {
 		const limit = 50
 		list, err := d.store.JobList(rq.ctx, &store.JobListParams{Queue: s.Queue, State: state, Kind: s.Kind,
-			Limit: limit, Cursor: cursor, Now: rq.now})
+			Limit: limit, Cursor: cursor, MaxBytes: store.DefaultPageBytes, Now: rq.now})
 		if err != nil {
 			return nil, err
 		}
 		jobs, m.Limited = list, s.Q != ""
-		if len(list) == limit {
+		if len(list) == limit || store.PageFull(list, store.DefaultPageBytes) {
 			next = list[len(list)-1].ID
 		}
 	}

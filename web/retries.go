@@ -28,7 +28,8 @@ func (d *dash) retriesPanel(rq *request) (templ.Component, error) {
 		return nil, errNoInsights
 	}
 	queue := rq.query("queue")
-	page, err := d.ins.JobListRetrying(rq.ctx, &store.JobListRetryingParams{Queue: queue, Cursor: rq.query("cursor")})
+	page, err := d.ins.JobListRetrying(rq.ctx, &store.JobListRetryingParams{Queue: queue, Cursor: rq.query("cursor"),
+		MaxBytes: store.DefaultPageBytes})
 	if err != nil {
 		return nil, err
 	}

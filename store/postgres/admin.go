@@ -16,16 +16,18 @@ func (s *Store) JobGet(ctx context.Context, p *store.JobGetParams) (*store.Job, 
 	return s.getJob(ctx, p.ID)
 }
 
-// attemptsSQL reads the closed attempts of job $1, oldest first.
-const attemptsSQL = `SELECT id::text, attempt, worker_id, started_at, finished_at, outcome, error,
-	recovered_by, last_heartbeat_at FROM attempts WHERE job_id = $1 ORDER BY started_at, attempt, finished_at`
+// attemptsSQL reads the newest $2 closed attempts of job $1 (newest first
+// by the (job_id, started_at) index), oldest first.
+const attemptsSQL = `SELECT * FROM (SELECT id::text, attempt, worker_id, started_at, finished_at, outcome,
+	error, recovered_by, last_heartbeat_at FROM attempts WHERE job_id = $1
+	ORDER BY started_at DESC, attempt DESC, finished_at DESC LIMIT $2) newest ORDER BY started_at, attempt, finished_at`
 
 func (s *Store) getJob(ctx context.Context, id string) (*store.Job, error) {
 	row, err := getRow(ctx, s.pool, id)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, attemptsSQL, id)
+	rows, err := s.pool.Query(ctx, attemptsSQL, id, store.MaxAttemptsShown)
 	if err != nil {
 		return nil, fmt.Errorf("read attempts of %s: %w", id, err)
 	}
@@ -46,12 +48,41 @@ func (s *Store) getJob(ctx context.Context, id string) (*store.Job, error) {
 	if j.State == store.StateRunning {
 		j.Attempts = append(j.Attempts, row.openAttempt())
 	}
+	j.Attempts = store.NewestAttempts(j.Attempts)
 	return j, nil
 }
 
 // JobList lists jobs newest first. UUIDv7 ids are time-ordered, so the
-// primary key is the order and the cursor.
+// primary key is the order and the cursor. Under a byte budget it reads in
+// chunks, each going on from the last id of the one before.
 func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.Job, error) {
+	if p.Cursor != "" && !validID(p.Cursor) {
+		return []*store.Job{}, nil
+	}
+	limit, cursor := limitOr(p.Limit, 100), p.Cursor
+	chunk := limit
+	if p.MaxBytes > 0 {
+		chunk = min(limit, firstListChunk)
+	}
+	budget := store.NewBudget(p.MaxBytes)
+	out := []*store.Job{}
+	for {
+		want := min(chunk, limit-len(out))
+		query, args := listQuery(p, cursor, want)
+		rows, page, full, err := s.queryPage(ctx, &budget, query, args...)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, page...)
+		if full || len(rows) < want || len(out) == limit {
+			return out, nil
+		}
+		cursor, chunk = rows[len(rows)-1].ID, min(2*chunk, maxListChunk)
+	}
+}
+
+// listQuery is JobList's statement for up to n jobs below cursor.
+func listQuery(p *store.JobListParams, cursor string, n int) (string, []any) {
 	query := `SELECT ` + jobColumns + ` FROM jobs WHERE true`
 	var args []any
 	add := func(cond string, v any) {
@@ -65,19 +96,11 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 			add(f.col+" =", f.val)
 		}
 	}
-	if p.Cursor != "" {
-		if !validID(p.Cursor) {
-			return []*store.Job{}, nil
-		}
-		add("id <", p.Cursor)
+	if cursor != "" {
+		add("id <", cursor)
 	}
-	args = append(args, limitOr(p.Limit, 100))
-	query += ` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args))
-	rows, err := scanJobs(s.pool.Query(ctx, query, args...))
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	return jobs(rows), nil
+	args = append(args, n)
+	return query + ` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args)), args
 }
 
 // JobCancel cancels a waiting job, or requests cancellation of a running one.

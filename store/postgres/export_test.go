@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/tetherq/tether/store"
 )
 
 // ListenerPIDForTest is the backend pid of the listener connection, 0
@@ -80,7 +82,7 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"list orphans", orphansSQL, []any{now, []string{"node-1"}, n}},
 		{"recover", lockOrphansSQL, []any{ids, strs, strs}},
 		{"heartbeat", heartbeatSQL, []any{"w", now}},
-		{"job history", attemptsSQL, []any{ids[0]}},
+		{"job history", attemptsSQL, []any{ids[0], store.MaxAttemptsShown}},
 		{"prune", pruneJobsSQL, []any{now.Add(-24 * time.Hour), now.Add(-30 * 24 * time.Hour), n}},
 		{"queue counts", countsSQL, nil},
 		{"oldest available", oldestSQL, []any{"default"}},

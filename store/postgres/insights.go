@@ -29,6 +29,8 @@ type scan struct {
 	filter []string // conditions applied within the window
 	order  string   // the driving index's order, e.g. "id DESC"
 	limit  int
+	// maxBytes is the page's byte budget (store.Budget); 0: none.
+	maxBytes int
 	// cursor writes the cursor that continues the list after r.
 	cursor func(r *jobRow) string
 }
@@ -64,12 +66,13 @@ func (s *Store) runScan(ctx context.Context, q *scan) (*store.JobPage, error) {
 	query := `SELECT ` + jobColumns + ` FROM (SELECT * FROM jobs WHERE ` + where +
 		` ORDER BY ` + q.order + ` LIMIT ` + win + `) w WHERE ` + filterSQL +
 		` ORDER BY ` + q.order + ` LIMIT $` + strconv.Itoa(len(args))
-	rows, err := scanJobs(s.pool.Query(ctx, query, args...))
+	budget := store.NewBudget(q.maxBytes)
+	rows, list, full, err := s.queryPage(ctx, &budget, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	page := &store.JobPage{Jobs: jobs(rows)}
-	if len(rows) == q.limit {
+	page := &store.JobPage{Jobs: list}
+	if full || len(rows) == q.limit {
 		page.NextCursor = q.cursor(rows[len(rows)-1])
 		return page, nil
 	}
@@ -142,7 +145,7 @@ func prefixRange(prefix string) (lo, hi string, ok bool) {
 // in the window. A state the counts show no job in (in the queue, if one is
 // given) answers at once.
 func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store.JobPage, error) {
-	q := &scan{order: "id DESC", limit: limitOr(p.Limit, store.DefaultInsightsLimit),
+	q := &scan{order: "id DESC", limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		cursor: func(r *jobRow) string { return r.ID }}
 	prefix := strings.ToLower(p.IDPrefix)
 	lo, hi, ok := prefixRange(prefix)
@@ -193,7 +196,7 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 // jobs_dead_queue), most recently finished first; kind and reason filters
 // apply in the window.
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
-	q := &scan{order: "finished_at DESC, id DESC", limit: limitOr(p.Limit, store.DefaultInsightsLimit),
+	q := &scan{order: "finished_at DESC, id DESC", limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		cursor: func(r *jobRow) string { return joinCursor(deref(r.FinishedAt), r.ID) }}
 	q.drive("state = 'dead'")
 	if p.Queue != "" {
@@ -242,15 +245,16 @@ func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingPar
 	}
 	limit := limitOr(p.Limit, store.DefaultInsightsLimit)
 	lim := q.arg(limit)
-	rows, err := scanJobs(s.pool.Query(ctx, `SELECT `+prefixColumns(jobColumns, "r.")+` FROM (`+queues+`) q
+	budget := store.NewBudget(p.MaxBytes)
+	rows, list, full, err := s.queryPage(ctx, &budget, `SELECT `+prefixColumns(jobColumns, "r.")+` FROM (`+queues+`) q
 		CROSS JOIN LATERAL (SELECT * FROM jobs WHERE state = 'scheduled' AND attempt > 0 AND queue = q.queue`+after+`
 			ORDER BY run_at, id LIMIT `+lim+`) r
-		ORDER BY r.run_at, r.id LIMIT `+lim, q.args...))
+		ORDER BY r.run_at, r.id LIMIT `+lim, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list retrying jobs: %w", err)
 	}
-	page := &store.JobPage{Jobs: jobs(rows)}
-	if len(rows) == limit {
+	page := &store.JobPage{Jobs: list}
+	if full || len(rows) == limit {
 		last := rows[len(rows)-1]
 		page.NextCursor = joinCursor(last.RunAt, last.ID)
 	}

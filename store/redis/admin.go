@@ -9,7 +9,7 @@ import (
 
 // JobGet returns a job with its attempts, read in one snapshot.
 func (s *Store) JobGet(ctx context.Context, p *store.JobGetParams) (*store.Job, error) {
-	st, err := s.run(ctx, "get", p.ID)
+	st, err := s.run(ctx, "get", p.ID, store.MaxAttemptsShown)
 	if err != nil {
 		return nil, err
 	}
@@ -31,10 +31,12 @@ const listBatch = 200
 // per-queue, per-state id indexes are the order and the cursor is an id.
 func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.Job, error) {
 	limit := limitOr(p.Limit, 100)
-	jobs := make([]*store.Job, 0, limit)
+	jobs := make([]*store.Job, 0, min(limit, listBatch))
 	cursor := p.Cursor
+	budget := store.NewBudget(p.MaxBytes)
 	for len(jobs) < limit {
-		v, err := s.call(ctx, "list", p.Queue, string(p.State), p.Kind, cursor, max(limit, listBatch), limit-len(jobs))
+		v, err := s.call(ctx, "list", p.Queue, string(p.State), p.Kind, cursor, max(limit, listBatch), limit-len(jobs),
+			budget.Left())
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}
@@ -43,7 +45,12 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, page...)
+		for _, j := range page {
+			jobs = append(jobs, j)
+			if budget.Spend(j) {
+				return jobs, nil
+			}
+		}
 		cursor = asString(r[1])
 		if done, _ := r[2].(int64); done == 1 {
 			break

@@ -156,6 +156,7 @@ func decodeAttempts(j *store.Job, f map[string]string, entries []any) error {
 			StartedAt: msTime(f[fStarted]), FinishedAt: j.FinishedAt, Outcome: store.OutcomeSucceeded,
 		})
 	}
+	j.Attempts = store.NewestAttempts(j.Attempts)
 	return nil
 }
 

@@ -34,7 +34,8 @@ func insightsLimit(n int) int { return limitOr(n, store.DefaultInsightsLimit) }
 // dead sets.
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
 	limit := insightsLimit(p.Limit)
-	return s.zpage(ctx, "dead", true, p.Queue, p.Cursor, max(limit, insightsBatch), limit, p.Kind, string(p.Reason), false)
+	return s.zpage(ctx, "dead", true, p.Queue, p.Cursor, max(limit, insightsBatch), limit, p.Kind, string(p.Reason), false,
+		p.MaxBytes)
 }
 
 // JobListRetrying lists scheduled jobs with attempt > 0, soonest run_at
@@ -44,14 +45,14 @@ func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*s
 // entries than the page holds (and the cursor's own entry, read again).
 func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingParams) (*store.JobPage, error) {
 	limit := insightsLimit(p.Limit)
-	return s.zpage(ctx, "retry", false, p.Queue, p.Cursor, limit+1, limit, "", "", true)
+	return s.zpage(ctx, "retry", false, p.Queue, p.Cursor, limit+1, limit, "", "", true, p.MaxBytes)
 }
 
 // zpage runs zpage.lua once: up to batch entries of each queue's set, at
-// most limit matches. The cursor is "<score>:<id>" of the last entry
-// examined.
+// most limit matches, at most maxBytes of them (store.Budget). The cursor is
+// "<score>:<id>" of the last entry examined.
 func (s *Store) zpage(ctx context.Context, set string, desc bool, queue, cursor string, batch, limit int,
-	kind, reason string, retrying bool) (*store.JobPage, error) {
+	kind, reason string, retrying bool, maxBytes int) (*store.JobPage, error) {
 	cscore, cid := "", ""
 	if cursor != "" {
 		var ok bool
@@ -61,7 +62,7 @@ func (s *Store) zpage(ctx context.Context, set string, desc bool, queue, cursor 
 		}
 	}
 	v, err := s.call(ctx, "zpage", set, flag(desc), queue, cscore, cid, batch, limit,
-		kind, reason, flag(retrying))
+		kind, reason, flag(retrying), maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", set, err)
 	}
@@ -92,7 +93,8 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 	if strings.Trim(prefix, "0123456789abcdef-") != "" {
 		return &store.JobPage{Jobs: []*store.Job{}}, nil // no id starts with it
 	}
-	v, err := s.call(ctx, "search", p.Queue, string(p.State), p.Kind, p.Cursor, max(limit, insightsBatch), limit, prefix)
+	v, err := s.call(ctx, "search", p.Queue, string(p.State), p.Kind, p.Cursor, max(limit, insightsBatch), limit, prefix,
+		p.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("search jobs: %w", err)
 	}

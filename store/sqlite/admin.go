@@ -33,8 +33,12 @@ func getJob(ctx context.Context, q sqlx.QueryerContext, id string) (*store.Job, 
 		RecoveredBy sql.NullString `db:"recovered_by"`
 		LastHB      sql.NullInt64  `db:"last_heartbeat_at"`
 	}
-	err = sqlx.SelectContext(ctx, q, &hist, `SELECT id, attempt, worker_id, started_at, finished_at, outcome,
-		error, recovered_by, last_heartbeat_at FROM attempts WHERE job_id = ? ORDER BY started_at, attempt, finished_at`, id)
+	// The newest attempts, read newest first by the (job_id, started_at)
+	// index, then put oldest first.
+	err = sqlx.SelectContext(ctx, q, &hist, `SELECT * FROM (SELECT id, attempt, worker_id, started_at, finished_at,
+		outcome, error, recovered_by, last_heartbeat_at FROM attempts WHERE job_id = ?
+		ORDER BY started_at DESC, attempt DESC, finished_at DESC LIMIT ?) ORDER BY started_at, attempt, finished_at`,
+		id, store.MaxAttemptsShown)
 	if err != nil {
 		return nil, fmt.Errorf("read attempts of %s: %w", id, err)
 	}
@@ -51,6 +55,7 @@ func getJob(ctx context.Context, q sqlx.QueryerContext, id string) (*store.Job, 
 	if j.State == store.StateRunning {
 		j.Attempts = append(j.Attempts, row.openAttempt())
 	}
+	j.Attempts = store.NewestAttempts(j.Attempts)
 	return j, nil
 }
 
@@ -73,13 +78,9 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 	}
 	query += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limitOr(p.Limit, 100))
-	var rows []jobRow
-	if err := s.r.SelectContext(ctx, &rows, query, args...); err != nil {
+	_, jobs, _, err := s.selectPage(ctx, p.MaxBytes, query, args...)
+	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	jobs := make([]*store.Job, len(rows))
-	for i := range rows {
-		jobs[i] = rows[i].job()
 	}
 	return jobs, nil
 }

@@ -31,6 +31,8 @@ type listScan struct {
 	filter string // further conditions ("" for none), applied in the window
 	fargs  []any
 	limit  int
+	// maxBytes is the page's byte budget (store.Budget); 0: none.
+	maxBytes int
 	// key is an entry's sort key before its id (0 for none); cursor
 	// writes the cursor of a key and an id.
 	key    func(r *jobRow) int64
@@ -50,15 +52,12 @@ func (s *Store) runScan(ctx context.Context, l listScan) (*store.JobPage, error)
 	query := `SELECT ` + jobColumns + ` FROM (SELECT * FROM ` + l.from + ` WHERE ` + l.where +
 		` ORDER BY ` + l.order + ` LIMIT ?) WHERE ` + filter + ` ORDER BY ` + l.order + ` LIMIT ?`
 	args := append(append(append([]any{}, l.args...), scanWindow), l.fargs...)
-	var rows []jobRow
-	if err := s.r.SelectContext(ctx, &rows, query, append(args, l.limit)...); err != nil {
+	rows, jobs, full, err := s.selectPage(ctx, l.maxBytes, query, append(args, l.limit)...)
+	if err != nil {
 		return nil, err
 	}
-	page := &store.JobPage{Jobs: make([]*store.Job, len(rows))}
-	for i := range rows {
-		page.Jobs[i] = rows[i].job()
-	}
-	if len(rows) == l.limit {
+	page := &store.JobPage{Jobs: jobs}
+	if full || len(rows) == l.limit {
 		last := &rows[len(rows)-1]
 		page.NextCursor = l.cursor(l.key(last), last.ID)
 		return page, nil
@@ -66,7 +65,7 @@ func (s *Store) runScan(ctx context.Context, l listScan) (*store.JobPage, error)
 	// A short page examined the whole window; if the window was full, the
 	// list goes on past its last entry.
 	var last scanKey
-	err := s.r.GetContext(ctx, &last, `SELECT `+l.keys+` FROM `+l.from+` WHERE `+l.where+
+	err = s.r.GetContext(ctx, &last, `SELECT `+l.keys+` FROM `+l.from+` WHERE `+l.where+
 		` ORDER BY `+l.order+` LIMIT 1 OFFSET ?`, append(append([]any{}, l.args...), scanWindow-1)...)
 	switch {
 	case isNoRows(err):
@@ -92,8 +91,8 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 		return &store.JobPage{}, err
 	}
 	l := listScan{from: "jobs", order: "id DESC", keys: "0 AS k, id",
-		limit: limitOr(p.Limit, store.DefaultInsightsLimit),
-		key:   func(*jobRow) int64 { return 0 }, cursor: func(_ int64, id string) string { return id }}
+		limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
+		key: func(*jobRow) int64 { return 0 }, cursor: func(_ int64, id string) string { return id }}
 	var conds []string
 	addFilter := func(col, val string) {
 		if val != "" && col != drive {
@@ -167,8 +166,8 @@ func (s *Store) searchDrive(ctx context.Context, p *store.JobSearchParams) (stri
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
 	l := listScan{from: "jobs INDEXED BY jobs_dead", where: "state = 'dead'",
 		order: "finished_at DESC, id DESC", keys: "finished_at AS k, id",
-		limit: limitOr(p.Limit, store.DefaultInsightsLimit),
-		key:   func(r *jobRow) int64 { return r.FinishedAt.Int64 }, cursor: joinCursor}
+		limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
+		key: func(r *jobRow) int64 { return r.FinishedAt.Int64 }, cursor: joinCursor}
 	if p.Queue != "" {
 		l.from, l.where, l.args = "jobs INDEXED BY jobs_dead_queue", "state = 'dead' AND queue = ?", []any{p.Queue}
 	}
@@ -208,16 +207,13 @@ func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingPar
 		args = append(args, k, id)
 	}
 	limit := limitOr(p.Limit, store.DefaultInsightsLimit)
-	var rows []jobRow
-	if err := s.r.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM `+from+` WHERE `+where+
-		` ORDER BY run_at, id LIMIT ?`, append(args, limit)...); err != nil {
+	rows, jobs, full, err := s.selectPage(ctx, p.MaxBytes, `SELECT `+jobColumns+` FROM `+from+` WHERE `+where+
+		` ORDER BY run_at, id LIMIT ?`, append(args, limit)...)
+	if err != nil {
 		return nil, fmt.Errorf("list retrying jobs: %w", err)
 	}
-	page := &store.JobPage{Jobs: make([]*store.Job, len(rows))}
-	for i := range rows {
-		page.Jobs[i] = rows[i].job()
-	}
-	if len(rows) == limit {
+	page := &store.JobPage{Jobs: jobs}
+	if full || len(rows) == limit {
 		last := rows[len(rows)-1]
 		page.NextCursor = joinCursor(last.RunAt, last.ID)
 	}

@@ -94,6 +94,17 @@ func (h *harness) fail(j *store.Job, msg string) *store.Job {
 	return got
 }
 
+// failNoRetry fails a running job under its current lease with retry
+// false: it is dead at once.
+func (h *harness) failNoRetry(j *store.Job) *store.Job {
+	h.t.Helper()
+	got, err := h.s.JobFail(h.ctx, &store.JobFailParams{ID: j.ID, Token: token(h.t, j), Error: "no", NoRetry: true, Now: h.now()})
+	if err != nil {
+		h.t.Fatalf("JobFail(%s): %v", j.ID, err)
+	}
+	return got
+}
+
 // release gives a running job back after delay.
 func (h *harness) release(j *store.Job, delay time.Duration) *store.Job {
 	h.t.Helper()

@@ -45,6 +45,7 @@ var insightsTests = []struct {
 	{"Search", testInsightsSearch},
 	{"SearchPrefix", testInsightsSearchPrefix},
 	{"HeldBySilent", testInsightsHeldBySilent},
+	{"PageBytes", testInsightsPageBytes},
 }
 
 // pages follows a list from its first page until NextCursor is empty and

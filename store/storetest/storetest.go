@@ -91,6 +91,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Queue", queueTests},
 		{"Wakeup", wakeupTests},
 		{"Prune", pruneTests},
+		{"Bounds", boundTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -21,6 +21,17 @@ local function reply(id, j)
   return {id, flat, pl}
 end
 
+-- weight is store.JobBytes of a replied job (r is reply's answer): the
+-- lengths of its payload, result, metadata, last error, unique key and
+-- tags, so that a page stops at the job where Go's budget would.
+local function weight(r, j)
+  local n = #(r[3] or j.pl or '') + #(j.rs or '') + #(j.md or '{}') + #(j.le or '') + #(j.uk or '')
+  if j.tg and j.tg ~= '[]' then
+    for _, t in ipairs(cjson.decode(j.tg)) do n = n + #t end
+  end
+  return n
+end
+
 -- save applies changes to the hash and to j; false deletes a field.
 local function save(id, j, ch)
   local set, del = {}, {}

@@ -2,10 +2,12 @@
 -- list reads one batch of jobs newest first (ids are time-ordered) below a
 -- cursor, from the per-queue id indexes, filtering by state and kind.
 -- ARGV: prefix, queue ('' all), state ('' all), kind ('' all), cursor
--- ('' none), batch size, wanted. It examines up to batch ids and replies
--- {matches (at most wanted), the last id examined, 1 if no id is left}.
+-- ('' none), batch size, wanted, byte budget (0 none). It examines up to
+-- batch ids, stops after the match that spends the budget (lib weight), and
+-- replies {matches (at most wanted), the last id examined, 1 if no id is
+-- left}.
 local queue, state, kind, cursor = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local batch, wanted = tonumber(ARGV[6]), tonumber(ARGV[7])
+local batch, wanted, budget = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local queues = {queue}
 if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
 local from = '+'
@@ -22,14 +24,17 @@ end
 table.sort(cands, function(a, b) return a > b end)
 
 local out, last = {}, cursor
-local examined = 0
+local examined, used, spent = 0, 0, false
 for i = 1, math.min(batch, #cands) do
-  if #out >= wanted then break end
+  if #out >= wanted or spent then break end
   local id = cands[i]
   examined, last = i, id
   local j = load(id)
   if j and (state == '' or j.s == state) and (kind == '' or j.k == kind) then
-    out[#out + 1] = reply(id, j)
+    local r = reply(id, j)
+    out[#out + 1] = r
+    used = used + weight(r, j)
+    spent = budget > 0 and used >= budget
   end
 end
 -- A queue that filled its batch may hold more below it.

@@ -3,10 +3,12 @@
 -- cursor, from the per-queue id indexes, for insights.go: as list.lua, and
 -- only ids starting with a prefix. ARGV: prefix, queue ('' all), state (''
 -- all), kind ('' all), cursor ('' none), batch size, wanted, id prefix (''
--- any; lower case). Replies {matches (at most wanted), the last id
--- examined, 1 if no id is left}.
+-- any; lower case), byte budget (0 none; list.lua stops on it alike).
+-- Replies {matches (at most wanted), the last id examined, 1 if no id is
+-- left}.
 local queue, state, kind, cursor = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local batch, wanted, idp = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local budget = tonumber(ARGV[9])
 local queues = {queue}
 if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
 local from, to = '+', '-'
@@ -22,14 +24,17 @@ end
 table.sort(cands, function(a, b) return a > b end)
 
 local out, last = {}, cursor
-local examined = 0
+local examined, used, spent = 0, 0, false
 for i = 1, math.min(batch, #cands) do
-  if #out >= wanted then break end
+  if #out >= wanted or spent then break end
   local id = cands[i]
   examined, last = i, id
   local j = load(id)
   if j and (state == '' or j.s == state) and (kind == '' or j.k == kind) then
-    out[#out + 1] = reply(id, j)
+    local r = reply(id, j)
+    out[#out + 1] = r
+    used = used + weight(r, j)
+    spent = budget > 0 and used >= budget
   end
 end
 local done = 0

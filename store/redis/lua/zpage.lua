@@ -5,13 +5,15 @@
 -- '1' for descending, queue ('' all), cursor score ('' none), cursor id,
 -- batch size, wanted, kind ('' any), dead reason ('' any), '1' to keep only
 -- retrying jobs (scheduled, attempt > 0: what the retry set holds, checked
--- again on the job). It examines up to batch entries after the cursor
+-- again on the job), byte budget (0 none; list.lua stops on it alike). It
+-- examines up to batch entries after the cursor
 -- (score, then id) and replies {matches (at most wanted), last score, last
 -- id, 1 if no entry is left}.
 local suffix, desc, queue = ARGV[2], ARGV[3] == '1', ARGV[4]
 local cscore, cid = ARGV[5], ARGV[6]
 local batch, wanted = tonumber(ARGV[7]), tonumber(ARGV[8])
 local kind, reason, retries = ARGV[9], ARGV[10], ARGV[11] == '1'
+local budget = tonumber(ARGV[12])
 local queues = {queue}
 if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
 
@@ -76,16 +78,19 @@ end
 table.sort(cands, before)
 
 local out, lscore, lid = {}, cscore, cid
-local examined = 0
+local examined, used, spent = 0, 0, false
 for i = 1, #cands do
-  if #out >= wanted or i > batch then break end
+  if #out >= wanted or i > batch or spent then break end
   local c = cands[i]
   if horizon and before(horizon, c) then break end
   examined, lscore, lid = i, fmt(c.s), c.id
   local j = load(c.id)
   if j and (kind == '' or j.k == kind) and (reason == '' or j.dr == reason)
       and (not retries or retrying(j)) then
-    out[#out + 1] = reply(c.id, j)
+    local r = reply(c.id, j)
+    out[#out + 1] = r
+    used = used + weight(r, j)
+    spent = budget > 0 and used >= budget
   end
 end
 local done = 0
