@@ -147,3 +147,33 @@ func TestFailErrorCapped(t *testing.T) {
 		}
 	}
 }
+
+// Anyone who may enqueue can make queues; /metrics names the 100 largest
+// and sums the rest under queue="(other)", so series stay bounded.
+func TestMetricsQueueLabelsBounded(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	var specs []store.JobSpec
+	for i := range 150 {
+		specs = append(specs, store.JobSpec{Kind: "k", Queue: fmt.Sprintf("q%03d", i)})
+	}
+	for range 3 {
+		specs = append(specs, store.JobSpec{Kind: "k", Queue: "zz-busy"}) // the largest, last by name
+	}
+	if _, err := e.store.JobEnqueue(t.Context(), &store.JobEnqueueParams{Jobs: specs, Now: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	body := string(e.do("GET", "/metrics", nil).want(http.StatusOK).Body)
+	queues := map[string]bool{}
+	for line := range strings.Lines(body) {
+		if rest, ok := strings.CutPrefix(line, `tether_queue_jobs{queue="`); ok {
+			queues[rest[:strings.IndexByte(rest, '"')]] = true
+		}
+	}
+	if len(queues) != 101 || !queues["zz-busy"] || !queues["(other)"] || !queues["q000"] || queues["q149"] {
+		t.Errorf("%d queue labels (zz-busy %v, (other) %v, q000 %v, q149 %v); want the 100 largest, ties by name, and (other)",
+			len(queues), queues["zz-busy"], queues["(other)"], queues["q000"], queues["q149"])
+	}
+	// 51 queues of one available job each are summed.
+	contains(t, body, `tether_queue_jobs{queue="(other)",state="available"} 51`+"\n")
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -124,6 +125,41 @@ func methodLabel(m string) string {
 	return "other"
 }
 
+// maxQueueLabels bounds the queue label of tether_queue_jobs: anyone who
+// may enqueue can make queues, and each would add six series to every
+// scrape. The largest queues keep their names; the rest are summed.
+const maxQueueLabels = 100
+
+// otherQueues labels the sum of the queues beyond maxQueueLabels. No queue
+// can be named so: parentheses are not in a queue name.
+const otherQueues = "(other)"
+
+// queueLabels returns the queues to report: the maxQueueLabels holding the
+// most jobs (ties by name) as they are, then one otherQueues entry summing
+// the rest, if any.
+func queueLabels(queues []*store.Queue) []*store.Queue {
+	if len(queues) <= maxQueueLabels {
+		return queues
+	}
+	total := func(q *store.Queue) (n int64) {
+		for _, c := range q.Counts {
+			n += c
+		}
+		return n
+	}
+	sorted := slices.Clone(queues)
+	slices.SortFunc(sorted, func(a, b *store.Queue) int {
+		return cmp.Or(cmp.Compare(total(b), total(a)), cmp.Compare(a.Name, b.Name))
+	})
+	rest := &store.Queue{Name: otherQueues, Counts: map[store.State]int64{}}
+	for _, q := range sorted[maxQueueLabels:] {
+		for s, n := range q.Counts {
+			rest.Counts[s] += n
+		}
+	}
+	return append(sorted[:maxQueueLabels:maxQueueLabels], rest)
+}
+
 // stateCollector reports tether_queue_jobs{queue,state} and
 // tether_workers{state} from the store at scrape time.
 type stateCollector struct {
@@ -157,7 +193,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.queue, err)
 	}
-	for _, q := range queues {
+	for _, q := range queueLabels(queues) {
 		for _, s := range store.States {
 			ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(q.Counts[s]), q.Name, string(s))
 		}
