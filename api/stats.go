@@ -12,6 +12,7 @@ type nodesView struct {
 
 // listNodes handles GET /v1/nodes: the server nodes, apart from workers.
 func (a *API) listNodes(w http.ResponseWriter, r *http.Request) {
+	now := a.now()
 	nodes, err := a.store.NodeList(r.Context(), &store.NodeListParams{})
 	if err != nil {
 		a.fail(w, r, err)
@@ -19,7 +20,7 @@ func (a *API) listNodes(w http.ResponseWriter, r *http.Request) {
 	}
 	v := nodesView{Nodes: make([]nodeView, 0, len(nodes))}
 	for _, n := range nodes {
-		v.Nodes = append(v.Nodes, viewNode(n))
+		v.Nodes = append(v.Nodes, viewNode(n, now, a.cfg.DeadAfter))
 	}
 	writeJSON(w, http.StatusOK, v)
 }

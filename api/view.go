@@ -189,14 +189,19 @@ func (a *API) viewWorker(w *store.Worker, now time.Time) workerView {
 }
 
 type nodeView struct {
-	ID              string `json:"id"`
-	LastHeartbeatAt stamp  `json:"last_heartbeat_at"`
-	StartedAt       stamp  `json:"started_at"`
-	Version         string `json:"version"`
+	ID              string          `json:"id"`
+	State           store.NodeState `json:"state"`
+	LastHeartbeatAt stamp           `json:"last_heartbeat_at"`
+	StartedAt       stamp           `json:"started_at"`
+	StoppedAt       *stamp          `json:"stopped_at"`
+	Version         string          `json:"version"`
 }
 
-func viewNode(n *store.Node) nodeView {
-	return nodeView{ID: n.ID, LastHeartbeatAt: stamp(n.LastHeartbeatAt), StartedAt: stamp(n.StartedAt), Version: n.Version}
+// viewNode renders n as seen at now: live, or gone once stopped or silent
+// for deadAfter.
+func viewNode(n *store.Node, now time.Time, deadAfter time.Duration) nodeView {
+	return nodeView{ID: n.ID, State: n.StateAt(now, deadAfter), LastHeartbeatAt: stamp(n.LastHeartbeatAt),
+		StartedAt: stamp(n.StartedAt), StoppedAt: stampOf(n.StoppedAt), Version: n.Version}
 }
 
 // queueView is a queue's counts; the six state counts sum to its jobs.

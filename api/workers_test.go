@@ -136,8 +136,30 @@ func TestNodes(t *testing.T) {
 	}
 	e.do("GET", "/v1/nodes", nil).want(http.StatusOK).into(&out)
 	if len(out.Nodes) != 1 || out.Nodes[0]["id"] != "node-1" || out.Nodes[0]["version"] != "v1" ||
-		out.Nodes[0]["started_at"] != ms(t0) {
+		out.Nodes[0]["started_at"] != ms(t0) || out.Nodes[0]["state"] != "live" || out.Nodes[0]["stopped_at"] != nil {
 		t.Errorf("nodes %+v", out.Nodes)
+	}
+	// Silent for dead_after (15 s by default): gone.
+	e.clock.Advance(store.DefaultDeadAfter)
+	e.do("GET", "/v1/nodes", nil).want(http.StatusOK).into(&out)
+	if out.Nodes[0]["state"] != "gone" {
+		t.Errorf("a node silent for dead_after reads %v, want gone", out.Nodes[0]["state"])
+	}
+	// A heartbeat makes it live again; a stop makes it gone at once.
+	now := e.clock.Now()
+	if err := e.store.NodeHeartbeat(t.Context(), &store.NodeHeartbeatParams{ID: "node-1", Version: "v1", StartedAt: t0, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", "/v1/nodes", nil).want(http.StatusOK).into(&out)
+	if out.Nodes[0]["state"] != "live" {
+		t.Errorf("after a heartbeat the node reads %v, want live", out.Nodes[0]["state"])
+	}
+	if err := e.store.NodeStop(t.Context(), &store.NodeStopParams{ID: "node-1", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", "/v1/nodes", nil).want(http.StatusOK).into(&out)
+	if out.Nodes[0]["state"] != "gone" || out.Nodes[0]["stopped_at"] != ms(now) {
+		t.Errorf("a stopped node reads %v, stopped_at %v; want gone at %s", out.Nodes[0]["state"], out.Nodes[0]["stopped_at"], ms(now))
 	}
 }
 

@@ -48,6 +48,19 @@ func (f *fakeStore) NodeHeartbeat(_ context.Context, p *store.NodeHeartbeatParam
 	return nil
 }
 
+func (f *fakeStore) NodeStop(_ context.Context, p *store.NodeStopParams) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("NodeStop"); err != nil {
+		return err
+	}
+	if n := f.nodes[p.ID]; n != nil {
+		at := p.Now
+		n.StoppedAt = &at
+	}
+	return nil
+}
+
 func (f *fakeStore) NodeList(context.Context, *store.NodeListParams) ([]*store.Node, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

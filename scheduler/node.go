@@ -33,3 +33,14 @@ func (b *nodeBeat) runOnce(ctx context.Context, now time.Time) (int, error) {
 	b.registered = true
 	return 1, nil
 }
+
+// stopTimeout bounds the shutdown's last write, the node's stop.
+const stopTimeout = 5 * time.Second
+
+// stop records that the node shut down, so other nodes and /v1/nodes see
+// it gone at once rather than after DeadAfter.
+func (b *nodeBeat) stop(ctx context.Context, now time.Time) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	return b.store.NodeStop(ctx, &store.NodeStopParams{ID: b.id, Now: now})
+}

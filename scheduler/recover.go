@@ -61,19 +61,12 @@ func (r *recoverer) runOnce(ctx context.Context, now time.Time) (int, error) {
 	return won, nil
 }
 
-// liveNodes lists the server nodes heard from within DeadAfter, and this
-// node whatever its row says: a node never considers itself dead.
+// liveNodes lists the server nodes live at now (store.LiveNodeIDs), this
+// node among them whatever its row says.
 func (r *recoverer) liveNodes(ctx context.Context, now time.Time) ([]string, error) {
 	nodes, err := r.store.NodeList(ctx, &store.NodeListParams{})
 	if err != nil {
 		return nil, err
 	}
-	live := []string{r.nodeID}
-	for _, n := range nodes {
-		// Dead at exactly DeadAfter, as store.StateAt and JobListOrphans say.
-		if n.ID != r.nodeID && now.Sub(n.LastHeartbeatAt) < r.deadAfter {
-			live = append(live, n.ID)
-		}
-	}
-	return live, nil
+	return store.LiveNodeIDs(nodes, r.nodeID, now, r.deadAfter), nil
 }

@@ -46,6 +46,7 @@ type Config struct {
 type Scheduler struct {
 	cfg     Config
 	log     *slog.Logger
+	node    *nodeBeat
 	tasks   []task
 	metrics *metrics
 }
@@ -70,8 +71,8 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Scheduler{cfg: cfg, log: cfg.Logger, metrics: m}
 	node := &nodeBeat{store: cfg.Store, id: cfg.NodeID, version: cfg.Version, startedAt: cfg.Now()}
+	s := &Scheduler{cfg: cfg, log: cfg.Logger, node: node, metrics: m}
 	rec := &recoverer{store: cfg.Store, nodeID: cfg.NodeID, deadAfter: cfg.DeadAfter, maxRescues: cfg.MaxRescues, metrics: m}
 	s.tasks = []task{
 		// The node heartbeats first, so its own leases never look orphaned.
@@ -109,11 +110,12 @@ func orDefault(v, def time.Duration) time.Duration {
 }
 
 // Run ticks until ctx is done, then returns nil once the tick in progress
-// has finished. The first tick runs at once, so a starting node registers
-// and recovers without waiting.
+// has finished and the node has recorded its stop. The first tick runs at
+// once, so a starting node registers and recovers without waiting.
 func (s *Scheduler) Run(ctx context.Context) error {
 	t := time.NewTicker(s.cfg.Tick)
 	defer t.Stop()
+	defer s.stop(ctx)
 	for {
 		s.Tick(ctx)
 		// Checked apart from the select, which picks at random when the
@@ -127,6 +129,16 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// stop records the node's stop; a failure is logged, and other nodes then
+// see the node gone after DeadAfter instead.
+func (s *Scheduler) stop(ctx context.Context) {
+	if err := s.node.stop(ctx, s.cfg.Now()); err != nil {
+		s.log.Error("scheduler could not record the node's stop", "err", err)
+		return
+	}
+	s.log.Info("node stopped")
 }
 
 // Tick runs every task once at the current time. A failing task is logged

@@ -165,6 +165,10 @@ func TestRunReturnsNilWhenCancelled(t *testing.T) {
 	if n := f.store.count("NodeHeartbeat"); n != 1 {
 		t.Errorf("Run ticked %d times before returning, want 1", n)
 	}
+	// On its way out the node says it stopped: gone at once for the others.
+	if n := f.store.nodes["node-a"]; n == nil || n.StoppedAt == nil || n.StateAt(t0, time.Hour) != store.NodeGone {
+		t.Errorf("after Run the node's row is %+v, want it stopped", n)
+	}
 }
 
 func TestRecoverUsesLiveNodes(t *testing.T) {
@@ -176,6 +180,8 @@ func TestRecoverUsesLiveNodes(t *testing.T) {
 		"node-a":     {ID: "node-a", LastHeartbeatAt: now.Add(-time.Hour)},
 		"node-fresh": {ID: "node-fresh", LastHeartbeatAt: now.Add(-9 * time.Second)},
 		"node-stale": {ID: "node-stale", LastHeartbeatAt: now.Add(-10 * time.Second)},
+		// Heard from a moment ago, but it said it stopped.
+		"node-stopped": {ID: "node-stopped", LastHeartbeatAt: now.Add(-time.Second), StoppedAt: ptr(now.Add(-time.Second))},
 	}
 	rec := &recoverer{store: f.store, nodeID: "node-a", deadAfter: 10 * time.Second, maxRescues: 5, metrics: f.s.metrics}
 	if _, err := rec.runOnce(t.Context(), now); err != nil {
@@ -346,3 +352,5 @@ func TestMetricsRegistered(t *testing.T) {
 		t.Error("a second registration on the same registry: no error")
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -82,10 +82,14 @@ type Store interface {
 	// wait on it, so no wake-up falls between the two.
 	LeaseWakeup(queues []string) <-chan struct{}
 
-	// NodeHeartbeat registers or refreshes a server node.
+	// NodeHeartbeat registers or refreshes a server node; a node that had
+	// stopped is live again.
 	NodeHeartbeat(ctx context.Context, p *NodeHeartbeatParams) error
 	// NodeList lists server nodes, most recently heard from first.
 	NodeList(ctx context.Context, p *NodeListParams) ([]*Node, error)
+	// NodeStop records that a node shut down: it is gone at once. Stopping
+	// an unknown node changes nothing.
+	NodeStop(ctx context.Context, p *NodeStopParams) error
 
 	// Now is the store's clock. SQLite's is the local clock.
 	Now(ctx context.Context) (time.Time, error)
@@ -254,6 +258,11 @@ type NodeHeartbeatParams struct {
 }
 
 type NodeListParams struct{}
+
+type NodeStopParams struct {
+	ID  string
+	Now time.Time
+}
 
 type QueueListParams struct {
 	Now time.Time

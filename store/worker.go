@@ -45,15 +45,6 @@ func StateAt(last, now time.Time, interval, deadAfter time.Duration) WorkerState
 	}
 }
 
-// Node is a server process. Nodes heartbeat every tick in their own table;
-// they are listed apart from workers and never considered dead by themselves.
-type Node struct {
-	ID              string
-	Version         string
-	StartedAt       time.Time
-	LastHeartbeatAt time.Time
-}
-
 // Queue is a queue's counts by state, as of the read.
 type Queue struct {
 	Name   string

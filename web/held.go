@@ -36,10 +36,7 @@ func (d *dash) heldPanel(rq *request) (templ.Component, error) {
 	if err != nil {
 		return nil, err
 	}
-	live := make([]string, len(nodes))
-	for i, n := range nodes {
-		live[i] = n.ID
-	}
+	live := store.LiveNodeIDs(nodes, d.cfg.NodeID, rq.now, d.cfg.DeadAfter)
 	// Suspect begins after two missed heartbeats, as store.StateAt has it.
 	since := rq.now.Add(-2 * d.cfg.HeartbeatInterval)
 	held, err := d.ins.JobListHeldBySilent(rq.ctx, &store.JobListHeldBySilentParams{SilentSince: since, LiveIDs: live, Limit: maxHeld})

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tetherq/tether/store"
+	"github.com/tetherq/tether/store/sqlite"
 )
 
 // TestGracefulShutdownAnswersLongPoll sends SIGTERM while a lease waits
@@ -17,7 +20,8 @@ import (
 // process exits cleanly.
 func TestGracefulShutdownAnswersLongPoll(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, filepath.Join(t.TempDir(), "t.db"))
+	path := filepath.Join(t.TempDir(), "t.db")
+	srv := startServer(t, path)
 
 	sent := make(chan struct{})
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) }}
@@ -60,7 +64,17 @@ func TestGracefulShutdownAnswersLongPoll(t *testing.T) {
 	if exit != nil {
 		t.Errorf("server exit = %v, want 0", exit)
 	}
-	if out := srv.output(); !strings.Contains(out, "shutting down") {
-		t.Errorf("output lacks the shutdown line:\n%s", out)
+	if out := srv.output(); !strings.Contains(out, "shutting down") || !strings.Contains(out, "node stopped") {
+		t.Errorf("output lacks the shutdown and node stop lines:\n%s", out)
+	}
+	// The node said it stopped: /v1/nodes of any replica shows it gone.
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	nodes, err := st.NodeList(t.Context(), &store.NodeListParams{})
+	if err != nil || len(nodes) != 1 || nodes[0].StoppedAt == nil {
+		t.Errorf("after shutdown the store lists nodes %+v (%v), want the one node, stopped", nodes, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -123,38 +122,6 @@ func (s *Store) WorkerList(ctx context.Context, p *store.WorkerListParams) ([]*s
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list workers: %w", err)
-	}
-	return out, nil
-}
-
-// NodeHeartbeat registers or refreshes a server node.
-func (s *Store) NodeHeartbeat(ctx context.Context, p *store.NodeHeartbeatParams) error {
-	_, err := s.lax.Exec(ctx, `INSERT INTO nodes (id, version, started_at, last_heartbeat_at)
-		VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET version = excluded.version,
-		last_heartbeat_at = excluded.last_heartbeat_at`,
-		p.ID, p.Version, store.Trunc(p.StartedAt), store.Trunc(p.Now))
-	if err != nil {
-		return fmt.Errorf("heartbeat node %q: %w", p.ID, err)
-	}
-	return nil
-}
-
-// NodeList lists server nodes, most recently heard from first.
-func (s *Store) NodeList(ctx context.Context, _ *store.NodeListParams) ([]*store.Node, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, version, started_at, last_heartbeat_at FROM nodes
-		ORDER BY last_heartbeat_at DESC, id COLLATE "C"`)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Node, error) {
-		n := &store.Node{}
-		var started, last time.Time
-		err := r.Scan(&n.ID, &n.Version, &started, &last)
-		n.StartedAt, n.LastHeartbeatAt = started.UTC(), last.UTC()
-		return n, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	return out, nil
 }

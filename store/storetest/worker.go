@@ -282,4 +282,31 @@ func testWorkerNodes(t *testing.T, h *harness) {
 	if ws := h.workers(); len(ws) != 0 {
 		t.Errorf("nodes are listed as workers: %v", ws)
 	}
+
+	// A stop is recorded on the node, which stays listed, gone at once; a
+	// heartbeat clears it. Stopping an unknown node changes nothing.
+	stop := func(id string) {
+		t.Helper()
+		if err := h.s.NodeStop(h.ctx, &store.NodeStopParams{ID: id, Now: h.now()}); err != nil {
+			t.Fatalf("NodeStop(%q): %v", id, err)
+		}
+	}
+	h.advance(time.Second)
+	stop("node-2:8080")
+	stop("never-started")
+	got = list()
+	if len(got) != 2 || got[1].ID != "node-2:8080" || got[1].StoppedAt == nil {
+		t.Fatalf("NodeList after node-2:8080 stopped = %+v, want both, node-2:8080 stopped", got)
+	}
+	wantTime(t, "stopped_at", *got[1].StoppedAt, h.now())
+	if s := got[1].StateAt(h.now(), time.Hour); s != store.NodeGone {
+		t.Errorf("a stopped node is %s, want gone", s)
+	}
+	if got[0].StoppedAt != nil {
+		t.Errorf("node-1 reads stopped at %v", got[0].StoppedAt)
+	}
+	beat("node-2:8080", "v3", h.now())
+	if got = list(); got[0].ID != "node-2:8080" || got[0].StoppedAt != nil || got[0].Version != "v3" {
+		t.Errorf("after a new heartbeat node-2:8080 reads %+v, want it live again", got[0])
+	}
 }
