@@ -49,3 +49,9 @@ func (c *Client) GetJob(ctx context.Context, id string) (*Job, error) {
 	}
 	return &j, nil
 }
+
+// DeleteJob removes a job that is not running (admin role). The error is
+// ErrNotFound for an unknown id, ErrInvalidState for a running job.
+func (c *Client) DeleteJob(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/jobs/"+escape(id), nil, nil, nil)
+}

@@ -154,6 +154,12 @@ func (c *Client) Heartbeat(ctx context.Context, workerID string, inFlight []stri
 	return &out, nil
 }
 
+// DeregisterWorker removes a worker; its running jobs are released at once.
+// The error is ErrNotFound for an unknown worker.
+func (c *Client) DeregisterWorker(ctx context.Context, workerID string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/workers/"+escape(workerID), nil, nil, nil)
+}
+
 // jobCall posts in to /v1/jobs/{id}/{action} and decodes the job.
 func (c *Client) jobCall(ctx context.Context, id, action string, in any) (*Job, error) {
 	var j Job

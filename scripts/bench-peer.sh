@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Tether's HTTP burn-down and its peer's, in one invocation on the same
-# machine and the same database server, so their ratio means something (see
-# ../shared/peerbench/README.md). Prints both lines and the ratio.
+# machine and the same database server, so their ratio means something.
+# Prints both lines and the ratio. The peers (River, Asynq) are small Go
+# modules kept outside this repository, so that they never enter its
+# go.mod: PEERBENCH names their directory (default ../shared/peerbench,
+# holding river/ and asynq/, each a main package taking the flags below).
 #
 #	scripts/bench-peer.sh sqlite     # vs River on SQLite, 20,000 jobs
 #	scripts/bench-peer.sh postgres   # vs River on Postgres, 50,000 jobs (scripts/postgres.sh)
@@ -12,6 +15,13 @@ cd "$(dirname "$0")/.."
 root=$PWD
 backend=${1:-sqlite}
 peer=${PEERBENCH:-$root/../shared/peerbench}
+if [ ! -d "$peer" ]; then
+	echo "bench-peer: no peer benchmarks at $peer." >&2
+	echo "It needs a directory with river/ (River, run as: go run . -n N [-sqlite FILE -workers W])" >&2
+	echo "and asynq/ (Asynq: go run . -redis HOST:PORT -n N -c 100), each its own Go module;" >&2
+	echo "set PEERBENCH=DIR. Tether's own side alone: go run ./cmd/tether bench --help" >&2
+	exit 2
+fi
 tmp=$(mktemp -d)
 pid=
 cleanup() {

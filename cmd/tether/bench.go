@@ -24,6 +24,8 @@ const enqueueBatch = 1000
 
 type benchConfig struct {
 	url          string
+	queue        string // "" : a fresh bench-<random> queue
+	keep         bool   // leave the jobs and workers behind
 	jobs         int
 	workers      int
 	batch        int
@@ -40,13 +42,15 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs := flag.NewFlagSet("tether bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "server URL")
+	fs.StringVar(&c.queue, "queue", "", "queue to use, which should hold no other jobs (default: a fresh bench-<random> one)")
+	fs.BoolVar(&c.keep, "keep", false, "leave the settled jobs and the workers behind (default: delete the jobs, which needs an admin token when the server has tokens, and deregister the workers)")
 	fs.IntVar(&c.jobs, "jobs", 20000, "jobs to enqueue and work")
 	fs.IntVar(&c.workers, "workers", 4, "workers, each leasing and settling in a loop")
 	fs.IntVar(&c.batch, "batch", 100, "jobs per lease (1..1000)")
 	fs.IntVar(&c.producers, "producers", 2, "concurrent producers enqueueing batches of 1000")
 	fs.IntVar(&c.payloadBytes, "payload-bytes", 100, "approximate payload size")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
-	fs.StringVar(&c.token, "token", "", "bearer token (worker or admin) when the server has tokens")
+	fs.StringVar(&c.token, "token", os.Getenv("TETHER_TOKEN"), "bearer token when the server has tokens (admin, or worker with --keep); default $TETHER_TOKEN")
 	fs.BoolVar(&c.serial, "serial", false, "settle each batch before leasing the next (default: one settle in flight while the next lease runs)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the work phase to this file")
 	if err := fs.Parse(args); err != nil {
@@ -86,10 +90,17 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c.HTTP = &http.Client{Transport: &http.Transport{
 		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute,
 	}}
-	queue := "bench-" + randomHex(4)
+	queue := cfg.queue
+	if queue == "" {
+		queue = "bench-" + randomHex(4)
+	}
 
 	start := time.Now()
-	if err := produce(ctx, c, queue, cfg); err != nil {
+	ids, err := produce(ctx, c, queue, cfg)
+	if !cfg.keep {
+		defer cleanUp(context.WithoutCancel(ctx), c, ids, workerIDs(queue, cfg.workers), stderr)
+	}
+	if err != nil {
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	enqueued := time.Since(start)
@@ -131,8 +142,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // produce enqueues cfg.jobs jobs in batches of enqueueBatch from
-// cfg.producers goroutines.
-func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfig) error {
+// cfg.producers goroutines, and returns the ids of those it made.
+func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfig) ([]string, error) {
 	ctx, cancel := context.WithCancel(ctx) // one failure stops every producer
 	defer cancel()
 	batches := make(chan int) // the first job number of each batch
@@ -147,6 +158,8 @@ func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfi
 		}
 	}()
 	errs := make(chan error, cfg.producers)
+	var mu sync.Mutex
+	ids := make([]string, 0, cfg.jobs)
 	var wg sync.WaitGroup
 	for range cfg.producers {
 		wg.Go(func() {
@@ -155,17 +168,66 @@ func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfi
 				for n := first; n < min(first+enqueueBatch, cfg.jobs); n++ {
 					specs = append(specs, client.JobSpec{Kind: "bench", Queue: queue, Payload: payload(n, cfg.payloadBytes)})
 				}
-				if _, err := c.EnqueueBatch(ctx, specs); err != nil {
+				jobs, err := c.EnqueueBatch(ctx, specs)
+				if err != nil {
 					errs <- err
 					cancel()
 					return
 				}
+				mu.Lock()
+				for _, j := range jobs {
+					ids = append(ids, j.ID)
+				}
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	close(errs)
-	return <-errs // the first failure, nil if none
+	return ids, <-errs // the first failure, nil if none
+}
+
+// workerIDs names the bench's workers.
+func workerIDs(queue string, n int) []string {
+	ids := make([]string, n)
+	for w := range ids {
+		ids[w] = fmt.Sprintf("%s-w%d", queue, w)
+	}
+	return ids
+}
+
+// cleanUp deletes the bench's jobs (every one is settled, or never ran when
+// the bench failed) and deregisters its workers, so a bench leaves nothing
+// behind. Deleting needs an admin token on a server with tokens; without
+// one the jobs stay until retention prunes them, and it says so.
+func cleanUp(ctx context.Context, c *client.Client, ids, workers []string, stderr io.Writer) {
+	for _, w := range workers {
+		if err := c.DeregisterWorker(ctx, w); err != nil && !errors.Is(err, client.ErrNotFound) {
+			fmt.Fprintf(stderr, "tether bench: deregister worker %s: %v\n", w, err)
+		}
+	}
+	next := make(chan string)
+	var left atomic.Int64
+	var first sync.Once
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for id := range next {
+				if err := c.DeleteJob(ctx, id); err != nil && !errors.Is(err, client.ErrNotFound) {
+					left.Add(1)
+					first.Do(func() { fmt.Fprintf(stderr, "tether bench: delete job %s: %v\n", id, err) })
+				}
+			}
+		})
+	}
+	for _, id := range ids {
+		next <- id
+	}
+	close(next)
+	wg.Wait()
+	if n := left.Load(); n > 0 {
+		fmt.Fprintf(stderr, "tether bench: %d of its jobs are left; retention prunes them (--keep skips the clean-up)\n", n)
+	}
 }
 
 // work runs cfg.workers lease-and-settle loops until cfg.jobs jobs are
@@ -176,9 +238,9 @@ func work(ctx context.Context, c *client.Client, queue string, cfg benchConfig) 
 	lats := make([][]time.Duration, cfg.workers)
 	errs := make([]error, cfg.workers)
 	var wg sync.WaitGroup
-	for w := range cfg.workers {
+	for w, id := range workerIDs(queue, cfg.workers) {
 		wg.Go(func() {
-			lats[w], errs[w] = workLoop(ctx, c, fmt.Sprintf("%s-w%d", queue, w), queue, cfg, &settled)
+			lats[w], errs[w] = workLoop(ctx, c, id, queue, cfg, &settled)
 		})
 	}
 	wg.Wait()

@@ -27,9 +27,10 @@ func TestBenchBurnsDown(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	line := regexp.MustCompile(`^tether n=1200 producers=2 workers=3 batch=50 enqueue=\d+ jobs/s work=\d+ jobs/s lease\+settle p50=[\d.]+ms p99=[\d.]+ms cpu/job client=(\d+us|n/a) server=n/a\n$`)
-	for _, mode := range []string{"--serial=false", "--serial"} {
+	for mode, queue := range map[string]string{"--serial=false": "kept-pipelined", "--serial": "kept-serial"} {
 		var out, errOut bytes.Buffer
-		args := []string{"bench", "--url", srv.URL, "--jobs", "1200", "--workers", "3", "--batch", "50", "--producers", "2", mode}
+		args := []string{"bench", "--url", srv.URL, "--jobs", "1200", "--workers", "3", "--batch", "50", "--producers", "2",
+			"--queue", queue, "--keep", mode}
 		if err := run(t.Context(), args, &out, &errOut); err != nil {
 			t.Fatalf("bench %s: %v\n%s", mode, err, errOut.String())
 		}
@@ -37,19 +38,39 @@ func TestBenchBurnsDown(t *testing.T) {
 			t.Errorf("bench %s printed %q", mode, out.String())
 		}
 	}
-	// Every job of both runs was settled: none is left in any queue.
+	// With --keep every job of both runs is left settled in its queue.
 	queues, err := st.QueueList(t.Context(), &store.QueueListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(queues) != 2 {
-		t.Errorf("%d queues after two runs, want 2", len(queues))
+	if len(queues) != 2 || queues[0].Name != "kept-pipelined" || queues[1].Name != "kept-serial" {
+		t.Errorf("queues after two kept runs: %+v, want kept-pipelined and kept-serial", queues)
 	}
 	for _, q := range queues {
 		c := q.Counts
 		if c[store.StateAvailable]+c[store.StateRunning] != 0 || c[store.StateSucceeded] != 1200 {
 			t.Errorf("queue %s after the bench: %v", q.Name, c)
 		}
+	}
+
+	// Without it, the bench deletes its jobs and deregisters its workers.
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"bench", "--url", srv.URL, "--jobs", "500", "--workers", "2"}, &out, &errOut); err != nil {
+		t.Fatalf("bench: %v\n%s", err, errOut.String())
+	}
+	after, err := st.QueueList(t.Context(), &store.QueueListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers, err := st.WorkerList(t.Context(), &store.WorkerListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 2 || len(workers) != 6 {
+		t.Errorf("after a bench without --keep: %d queues, %d workers; want the 2 kept queues and their 6 workers", len(after), len(workers))
+	}
+	if errOut.Len() > 0 {
+		t.Errorf("the clean-up complained: %s", errOut.String())
 	}
 }
 
