@@ -14,7 +14,8 @@ import (
 // hot responses (100 to 1,000 jobs each), and encoding/json spends more on
 // them than the store does: it reflects over every field and re-validates
 // the output of every MarshalJSON (each time stamp, each raw payload).
-// TestAppendJobMatchesEncodingJSON holds the two encodings equal.
+// TestAppendJobMatchesEncodingJSON and FuzzAppendJob hold the two
+// encodings equal.
 func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Time) {
 	b := make([]byte, 0, 64+len(jobs)*640)
 	b = append(b, `{"jobs":[`...)
@@ -114,8 +115,9 @@ func appendRaw(b []byte, raw []byte) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string, escaped as encoding/json does:
-// quotes, backslashes and control characters, <, > and & (so the body is
-// safe to embed in HTML), U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
+// quotes, backslashes and control characters (\b \f \n \r \t by name), <,
+// > and & (so the body is safe to embed in HTML), U+2028 and U+2029, and
+// invalid UTF-8 as U+FFFD.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -136,6 +138,10 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b': // by name, as encoding/json has since Go 1.22
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}

@@ -15,7 +15,7 @@ import (
 func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	started, finished := now.Add(-time.Second), now.Add(time.Millisecond)
-	progress, key, lastErr := 42, "uniq-1", "boom \"quoted\" <tag> & \\ \n\t\x01 é \u2028 日本"
+	progress, key, lastErr := 42, "uniq-1", "boom \"quoted\" <tag> & \\ \n\t\b\f\x01 é \u2028 日本"
 	reason := store.DeadAttemptsExhausted
 	for name, j := range map[string]*store.Job{
 		"minimal": {ID: "01a2", Queue: "default", Kind: "k", State: store.StateAvailable, MaxAttempts: 20,
@@ -40,6 +40,29 @@ func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
 		}
 	}
+}
+
+// FuzzAppendJob holds appendJob equal to encoding/json for any strings in
+// a job's text fields, with and without a lease.
+func FuzzAppendJob(f *testing.F) {
+	f.Add("send.email", "q:1", "boom <b> & \"x\"\n", "10.0.0.5:8080/w-3", "tok\u2028", true)
+	f.Add("k\xff\xfe", "default", "", "", "", false)
+	f.Fuzz(func(t *testing.T, kind, queue, text, worker, token string, running bool) {
+		now := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+		j := &store.Job{ID: text, Queue: queue, Kind: kind, State: store.StateAvailable, RunAt: now, CreatedAt: now,
+			UniqueKey: &text, Tags: []string{text, kind}, LastError: &text}
+		if running {
+			j.State, j.Lease = store.StateRunning, &store.Lease{WorkerID: worker, Token: token, ExpiresAt: now}
+		}
+		v := newJobView(j, now)
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJob(nil, v); !bytes.Equal(got, want) {
+			t.Fatalf("\n got %s\nwant %s", got, want)
+		}
+	})
 }
 
 func TestWriteJobsMatchesEncodingJSON(t *testing.T) {
