@@ -223,6 +223,40 @@ func checkExchange(t *testing.T, req *http.Request, body []byte, res *response) 
 	if err != nil {
 		t.Errorf("%s %s: response %d breaks openapi.yaml: %v\n%s", req.Method, req.URL, res.Status, err, res.Body)
 	}
+	if op != operation("/v1/lease", "POST") && leaseTokenIn(res.Body) {
+		t.Errorf("%s %s: a lease token outside a lease answer: %s", req.Method, req.URL, res.Body)
+	}
+}
+
+// leaseTokenIn reports whether a JSON body holds a lease with its token
+// anywhere ({"lease": {"token": ...}}), which only a lease answer may.
+func leaseTokenIn(body []byte) bool {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch n := v.(type) {
+		case map[string]any:
+			if l, ok := n["lease"].(map[string]any); ok && l["token"] != nil {
+				return true
+			}
+			for _, c := range n {
+				if walk(c) {
+					return true
+				}
+			}
+		case []any:
+			for _, c := range n {
+				if walk(c) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // into decodes the body into v.

@@ -10,13 +10,15 @@ import (
 )
 
 // writeJobs answers {"jobs": [...]}, the body of a lease and of a batch
-// enqueue, written field by field as jobView's tags name them. These are the
+// enqueue, each job as view renders it at now (newLeasedJobView in a lease
+// answer, the only one whose leases carry their token; newJobView in any
+// other), written field by field as jobView's tags name them. These are the
 // hot responses (100 to 1,000 jobs each), and encoding/json spends more on
 // them than the store does: it reflects over every field and re-validates
 // the output of every MarshalJSON (each time stamp, each raw payload).
 // TestAppendJobMatchesEncodingJSON and FuzzAppendJob hold the two
 // encodings equal.
-func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Time) {
+func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Time, view func(*store.Job, time.Time) *jobView) {
 	b := make([]byte, 0, 64+len(jobs)*640)
 	b = append(b, `{"jobs":[`...)
 	for i, j := range jobs {
@@ -29,7 +31,7 @@ func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Ti
 			b = append(b, '}')
 			continue
 		}
-		b = appendJob(b, newJobView(j, now))
+		b = appendJob(b, view(j, now))
 	}
 	b = append(b, "]}\n"...)
 	w.Header().Set("Content-Type", "application/json")
@@ -80,7 +82,9 @@ func appendJob(b []byte, v *jobView) []byte {
 		return append(b, "null}"...)
 	}
 	b = appendField(b, `{"worker_id":`, v.Lease.WorkerID)
-	b = appendField(b, `,"token":`, v.Lease.Token)
+	if v.Lease.Token != "" { // omitempty
+		b = appendField(b, `,"token":`, v.Lease.Token)
+	}
 	b = appendStamp(append(b, `,"expires_at":`...), &v.Lease.ExpiresAt)
 	return append(b, "}}"...)
 }
