@@ -5,7 +5,8 @@ package tether
 
 import _ "embed"
 
-// OpenAPI is openapi.yaml, the OpenAPI 3.0 description of the HTTP API.
+// OpenAPI is openapi.yaml, the OpenAPI 3.1 description of the HTTP API; its
+// schemas are plain JSON Schema 2020-12 (the api tests compile each one).
 //
 //go:embed openapi.yaml
 var OpenAPI []byte

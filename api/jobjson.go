@@ -10,12 +10,15 @@ import (
 )
 
 // writeJobs answers {"jobs": [...]}, the body of a lease and of a batch
-// enqueue, written field by field as jobView's tags name them. These are the
+// enqueue, each job as view renders it at now (newLeasedJobView in a lease
+// answer, the only one whose leases carry their token; newJobView in any
+// other), written field by field as jobView's tags name them. These are the
 // hot responses (100 to 1,000 jobs each), and encoding/json spends more on
 // them than the store does: it reflects over every field and re-validates
 // the output of every MarshalJSON (each time stamp, each raw payload).
-// TestAppendJobMatchesEncodingJSON holds the two encodings equal.
-func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Time) {
+// TestAppendJobMatchesEncodingJSON and FuzzAppendJob hold the two
+// encodings equal.
+func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Time, view func(*store.Job, time.Time) *jobView) {
 	b := make([]byte, 0, 64+len(jobs)*640)
 	b = append(b, `{"jobs":[`...)
 	for i, j := range jobs {
@@ -28,7 +31,7 @@ func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Ti
 			b = append(b, '}')
 			continue
 		}
-		b = appendJob(b, newJobView(j, now))
+		b = appendJob(b, view(j, now))
 	}
 	b = append(b, "]}\n"...)
 	w.Header().Set("Content-Type", "application/json")
@@ -79,7 +82,9 @@ func appendJob(b []byte, v *jobView) []byte {
 		return append(b, "null}"...)
 	}
 	b = appendField(b, `{"worker_id":`, v.Lease.WorkerID)
-	b = appendField(b, `,"token":`, v.Lease.Token)
+	if v.Lease.Token != "" { // omitempty
+		b = appendField(b, `,"token":`, v.Lease.Token)
+	}
 	b = appendStamp(append(b, `,"expires_at":`...), &v.Lease.ExpiresAt)
 	return append(b, "}}"...)
 }
@@ -114,8 +119,9 @@ func appendRaw(b []byte, raw []byte) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string, escaped as encoding/json does:
-// quotes, backslashes and control characters, <, > and & (so the body is
-// safe to embed in HTML), U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
+// quotes, backslashes and control characters (\b \f \n \r \t by name), <,
+// > and & (so the body is safe to embed in HTML), U+2028 and U+2029, and
+// invalid UTF-8 as U+FFFD.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -136,6 +142,10 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b': // by name, as encoding/json has since Go 1.22
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}

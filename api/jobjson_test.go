@@ -15,7 +15,7 @@ import (
 func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	started, finished := now.Add(-time.Second), now.Add(time.Millisecond)
-	progress, key, lastErr := 42, "uniq-1", "boom \"quoted\" <tag> & \\ \n\t\x01 é \u2028 日本"
+	progress, key, lastErr := 42, "uniq-1", "boom \"quoted\" <tag> & \\ \n\t\b\f\x01 é \u2028 日本"
 	reason := store.DeadAttemptsExhausted
 	for name, j := range map[string]*store.Job{
 		"minimal": {ID: "01a2", Queue: "default", Kind: "k", State: store.StateAvailable, MaxAttempts: 20,
@@ -31,15 +31,55 @@ func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 			Lease: &store.Lease{WorkerID: "10.0.0.5:8080/w-3", Token: "abc", ExpiresAt: now.Add(time.Minute)}},
 		"invalid utf-8": {ID: "01a5", Queue: "default", Kind: "k\xff\xfe", State: store.StateScheduled, RunAt: now.Add(time.Hour), CreatedAt: now},
 	} {
-		v := newJobView(j, now)
-		want, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJob(nil, v); !bytes.Equal(got, want) {
-			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		for _, v := range []*jobView{newJobView(j, now), newLeasedJobView(j, now)} {
+			want, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendJob(nil, v); !bytes.Equal(got, want) {
+				t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+			}
 		}
 	}
+}
+
+// A lease's token is in a lease answer's view only.
+func TestLeaseTokenOnlyInLeasedView(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	j := &store.Job{ID: "01a4", Queue: "default", Kind: "k", State: store.StateRunning, Attempt: 1,
+		RunAt: now, CreatedAt: now, Lease: &store.Lease{WorkerID: "w-1", Token: "secret-token", ExpiresAt: now}}
+	for name, v := range map[string]any{"job": viewJob(j, now), "detail": viewJobDetail(j, now), "list": viewJobs([]*store.Job{j}, now)} {
+		if b, _ := json.Marshal(v); bytes.Contains(b, []byte("secret-token")) || !bytes.Contains(b, []byte(`"worker_id":"w-1"`)) {
+			t.Errorf("%s view: %s", name, b)
+		}
+	}
+	if v := newLeasedJobView(j, now); v.Lease.Token != "secret-token" {
+		t.Errorf("leased view's token %q", v.Lease.Token)
+	}
+}
+
+// FuzzAppendJob holds appendJob equal to encoding/json for any strings in
+// a job's text fields, with and without a lease, in both views.
+func FuzzAppendJob(f *testing.F) {
+	f.Add("send.email", "q:1", "boom <b> & \"x\"\n", "10.0.0.5:8080/w-3", "tok\u2028", true)
+	f.Add("k\xff\xfe", "default", "", "", "", false)
+	f.Fuzz(func(t *testing.T, kind, queue, text, worker, token string, running bool) {
+		now := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+		j := &store.Job{ID: text, Queue: queue, Kind: kind, State: store.StateAvailable, RunAt: now, CreatedAt: now,
+			UniqueKey: &text, Tags: []string{text, kind}, LastError: &text}
+		if running {
+			j.State, j.Lease = store.StateRunning, &store.Lease{WorkerID: worker, Token: token, ExpiresAt: now}
+		}
+		for _, v := range []*jobView{newJobView(j, now), newLeasedJobView(j, now)} {
+			want, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendJob(nil, v); !bytes.Equal(got, want) {
+				t.Fatalf("\n got %s\nwant %s", got, want)
+			}
+		}
+	})
 }
 
 func TestWriteJobsMatchesEncodingJSON(t *testing.T) {
@@ -47,16 +87,28 @@ func TestWriteJobsMatchesEncodingJSON(t *testing.T) {
 	jobs := []*store.Job{
 		{ID: "01a2", Queue: "default", Kind: "k", State: store.StateAvailable, RunAt: now, CreatedAt: now},
 		{ID: "01a3"}, // an idempotent replay of a pruned job: its id only
+		{ID: "01a4", Queue: "default", Kind: "k", State: store.StateRunning, RunAt: now, CreatedAt: now,
+			Lease: &store.Lease{WorkerID: "w-1", Token: "t-1", ExpiresAt: now}},
 	}
-	for _, list := range [][]*store.Job{jobs, nil} {
-		rec := httptest.NewRecorder()
-		writeJobs(rec, 201, list, now)
-		want, _ := json.Marshal(jobsView{Jobs: viewJobs(list, now)})
-		if got := bytes.TrimSuffix(rec.Body.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
-			t.Errorf("got  %s\nwant %s", got, want)
-		}
-		if rec.Code != 201 || rec.Header().Get("Content-Type") != "application/json" {
-			t.Errorf("status %d content type %q", rec.Code, rec.Header().Get("Content-Type"))
+	for _, view := range []func(*store.Job, time.Time) *jobView{newJobView, newLeasedJobView} {
+		for _, list := range [][]*store.Job{jobs, nil} {
+			rec := httptest.NewRecorder()
+			writeJobs(rec, 201, list, now, view)
+			out := []any{}
+			for _, j := range list {
+				if j.State == "" {
+					out = append(out, jobRef{ID: j.ID})
+				} else {
+					out = append(out, view(j, now))
+				}
+			}
+			want, _ := json.Marshal(jobsView{Jobs: out})
+			if got := bytes.TrimSuffix(rec.Body.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+			if rec.Code != 201 || rec.Header().Get("Content-Type") != "application/json" {
+				t.Errorf("status %d content type %q", rec.Code, rec.Header().Get("Content-Type"))
+			}
 		}
 	}
 }
@@ -73,12 +125,16 @@ func BenchmarkWriteJobs(b *testing.B) {
 	}
 	b.Run("append", func(b *testing.B) {
 		for b.Loop() {
-			writeJobs(httptest.NewRecorder(), 200, jobs, now)
+			writeJobs(httptest.NewRecorder(), 200, jobs, now, newLeasedJobView)
 		}
 	})
 	b.Run("encoding/json", func(b *testing.B) {
 		for b.Loop() {
-			writeJSON(httptest.NewRecorder(), 200, jobsView{Jobs: viewJobs(jobs, now)})
+			views := make([]any, len(jobs))
+			for i, j := range jobs {
+				views[i] = newLeasedJobView(j, now)
+			}
+			writeJSON(httptest.NewRecorder(), 200, jobsView{Jobs: views})
 		}
 	})
 }

@@ -89,7 +89,7 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.metrics.countEnqueued(res)
-	writeJobs(w, http.StatusCreated, res.Jobs, now)
+	writeJobs(w, http.StatusCreated, res.Jobs, now, newJobView)
 }
 
 // existing reports whether the i-th job of an enqueue was found, not made.

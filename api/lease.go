@@ -62,7 +62,7 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.metrics.leased.Add(float64(len(jobs)))
-	writeJobs(w, http.StatusOK, jobs, a.now())
+	writeJobs(w, http.StatusOK, jobs, a.now(), newLeasedJobView)
 }
 
 // leaseWait leases until it gets jobs, wait runs out, shutdown begins or

@@ -65,9 +65,12 @@ type backoffView struct {
 	MaxMS  int64 `json:"max_ms"`
 }
 
+// leaseView is a running job's lease. Token, the holder's proof, is set
+// only in the answer to the lease that took the delivery: any other reader
+// (another worker's token reads every job) could settle the job with it.
 type leaseView struct {
 	WorkerID  string `json:"worker_id"`
-	Token     string `json:"token"`
+	Token     string `json:"token,omitempty"`
 	ExpiresAt stamp  `json:"expires_at"`
 }
 
@@ -90,7 +93,8 @@ type jobRef struct {
 }
 
 // viewJob renders j as seen at now: a scheduled job that is due reads as
-// available. A job the store knows only by id renders as a jobRef.
+// available, and its lease has no token. A job the store knows only by id
+// renders as a jobRef.
 func viewJob(j *store.Job, now time.Time) any {
 	if j.State == "" {
 		return jobRef{ID: j.ID}
@@ -124,7 +128,17 @@ func newJobView(j *store.Job, now time.Time) *jobView {
 		v.DeadReason = &r
 	}
 	if l := j.Lease; l != nil {
-		v.Lease = &leaseView{WorkerID: l.WorkerID, Token: l.Token, ExpiresAt: stamp(l.ExpiresAt)}
+		v.Lease = &leaseView{WorkerID: l.WorkerID, ExpiresAt: stamp(l.ExpiresAt)}
+	}
+	return v
+}
+
+// newLeasedJobView renders j for the worker that has just leased it: the
+// only view whose lease carries the token.
+func newLeasedJobView(j *store.Job, now time.Time) *jobView {
+	v := newJobView(j, now)
+	if v.Lease != nil {
+		v.Lease.Token = j.Lease.Token
 	}
 	return v
 }

@@ -58,7 +58,9 @@ type Job struct {
 }
 
 // Lease is the current delivery of a running job. Token must accompany
-// every ack, fail, extend and release of that delivery.
+// every ack, fail, extend and release of that delivery; only the Lease call
+// that took the delivery returns it (empty in GetJob, ListJobs and the
+// answers of every other call).
 type Lease struct {
 	WorkerID  string    `json:"worker_id"`
 	Token     string    `json:"token"`
