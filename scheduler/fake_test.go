@@ -131,6 +131,36 @@ func (f *fakeStore) JobPromote(_ context.Context, p *store.JobPromoteParams) (in
 	return n, nil
 }
 
+func (f *fakeStore) KeyPrune(context.Context, *store.KeyPruneParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("KeyPrune")
+}
+
+func (f *fakeStore) WorkerPrune(context.Context, *store.WorkerPruneParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("WorkerPrune")
+}
+
+func (f *fakeStore) NodePrune(context.Context, *store.NodePruneParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("NodePrune")
+}
+
+func (f *fakeStore) CountFold(context.Context, *store.CountFoldParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("CountFold")
+}
+
+func (f *fakeStore) ThroughputRoll(context.Context, *store.ThroughputRollParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("ThroughputRoll")
+}
+
 func (f *fakeStore) JobPrune(_ context.Context, p *store.JobPruneParams) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

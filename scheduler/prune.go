@@ -24,8 +24,7 @@ const (
 	pruneMaxBatches = 3
 )
 
-// pruner deletes finished jobs past their retention and expired
-// idempotency keys.
+// pruner deletes finished jobs past their retention, with their history.
 type pruner struct {
 	store     store.Store
 	succeeded time.Duration // retention of succeeded and cancelled jobs

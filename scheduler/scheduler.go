@@ -51,10 +51,11 @@ type Scheduler struct {
 	metrics *metrics
 }
 
-// task is one maintenance loop; n > 0 means it did work worth a log line.
+// task is one maintenance loop; n > 0 means it did work, worth a log line
+// unless did is empty (routine work done every tick).
 type task struct {
 	name    string // in the log line of an error
-	did     string // the log message when it did work
+	did     string // the log message when it did work; "" for none
 	runOnce func(ctx context.Context, now time.Time) (n int, err error)
 }
 
@@ -81,6 +82,11 @@ func New(cfg Config) (*Scheduler, error) {
 		{"reap", "reaped timed-out jobs", (&reaper{store: cfg.Store, metrics: m}).runOnce},
 		{"promote", "promoted scheduled jobs", (&promoter{store: cfg.Store}).runOnce},
 		{"prune", "pruned finished jobs", (&pruner{store: cfg.Store, succeeded: cfg.RetentionSucceeded, dead: cfg.RetentionDead}).runOnce},
+		{"keys", "pruned expired keys", (&keyPruner{store: cfg.Store}).runOnce},
+		{"silent", "forgot silent workers and nodes", (&silentPruner{store: cfg.Store, silent: cfg.RetentionSucceeded}).runOnce},
+		// Last, so that the tick's own changes are counted by its end.
+		{"counts", "", (&countFolder{store: cfg.Store}).runOnce},
+		{"throughput", "", (&throughputRoller{store: cfg.Store}).runOnce},
 	}
 	return s, nil
 }
@@ -149,7 +155,7 @@ func (s *Scheduler) Tick(ctx context.Context) {
 	now := s.cfg.Now()
 	for _, t := range s.tasks {
 		n, err := t.runOnce(ctx, now)
-		if n > 0 {
+		if n > 0 && t.did != "" {
 			s.log.Info(t.did, "n", n)
 		}
 		if err != nil {

@@ -14,6 +14,12 @@ type Store interface {
 	// Close releases the store's resources.
 	Close() error
 
+	// CountFold folds the queue count deltas that writes left behind into
+	// the counts QueueList and StatsGet read, and returns how many deltas it
+	// folded. A backend that counts on the write path has none to fold (0,
+	// nil). Replicas may call it at once; it never double counts.
+	CountFold(ctx context.Context, p *CountFoldParams) (int, error)
+
 	// JobAck settles a running job as succeeded. Returns ErrNotFound if the
 	// job does not exist and ErrLeaseLost if the token is not its current
 	// lease. An ack repeated under the token that settled it returns the job.
@@ -53,8 +59,8 @@ type Store interface {
 	// JobPromote makes up to Limit due scheduled jobs available and returns
 	// how many it moved.
 	JobPromote(ctx context.Context, p *JobPromoteParams) (int, error)
-	// JobPrune deletes up to Limit finished jobs past their retention and
-	// expired idempotency keys; it returns how many jobs it deleted.
+	// JobPrune deletes up to Limit finished jobs past their retention, with
+	// their attempts, oldest first; it returns how many jobs it deleted.
 	JobPrune(ctx context.Context, p *JobPruneParams) (int, error)
 	// JobReap ends up to Limit running jobs past their expiry as timed_out
 	// and returns them after the decision.
@@ -76,6 +82,11 @@ type Store interface {
 	// item, acks first. Item errors are ErrLeaseLost or ErrNotFound.
 	JobSettle(ctx context.Context, p *JobSettleParams) ([]error, error)
 
+	// KeyPrune deletes up to Limit expired idempotency keys and webhook
+	// delivery ids and returns how many it deleted. A backend whose keys
+	// expire by themselves has none (0, nil).
+	KeyPrune(ctx context.Context, p *KeyPruneParams) (int, error)
+
 	// LeaseWakeup returns a channel closed the next time jobs may have
 	// become leasable in one of the queues (on any replica sharing the
 	// store). Take it before a lease attempt that may find nothing, then
@@ -87,6 +98,9 @@ type Store interface {
 	NodeHeartbeat(ctx context.Context, p *NodeHeartbeatParams) error
 	// NodeList lists server nodes, most recently heard from first.
 	NodeList(ctx context.Context, p *NodeListParams) ([]*Node, error)
+	// NodePrune deletes up to Limit nodes last heard from before
+	// SilentBefore, stopped or not, and returns how many it deleted.
+	NodePrune(ctx context.Context, p *NodePruneParams) (int, error)
 	// NodeStop records that a node shut down: it is gone at once. Stopping
 	// an unknown node changes nothing.
 	NodeStop(ctx context.Context, p *NodeStopParams) error
@@ -105,6 +119,13 @@ type Store interface {
 	// rescue ever made, not reduced by retries or pruning.
 	StatsGet(ctx context.Context, p *StatsGetParams) (*Stats, error)
 
+	// ThroughputRoll keeps the per-minute totals ThroughputList reads: it
+	// rolls settled attempts up into them where a backend sums them apart
+	// from the write path, and drops minutes older than ThroughputRetention.
+	// It returns how many minutes it wrote or dropped. Replicas may call it
+	// at once; it never double counts.
+	ThroughputRoll(ctx context.Context, p *ThroughputRollParams) (int, error)
+
 	// WorkerDeregister removes a worker and releases its jobs. Returns
 	// ErrNotFound.
 	WorkerDeregister(ctx context.Context, p *WorkerDeregisterParams) error
@@ -113,9 +134,15 @@ type Store interface {
 	WorkerHeartbeat(ctx context.Context, p *WorkerHeartbeatParams) (*WorkerHeartbeatResult, error)
 	// WorkerList lists workers heard from since SeenAfter, by id.
 	WorkerList(ctx context.Context, p *WorkerListParams) ([]*Worker, error)
+	// WorkerPrune deletes up to Limit workers last heard from before
+	// SilentBefore that hold no running job, and returns how many it
+	// deleted.
+	WorkerPrune(ctx context.Context, p *WorkerPruneParams) (int, error)
 	// WorkerRegister registers or refreshes a worker.
 	WorkerRegister(ctx context.Context, p *WorkerRegisterParams) (*Worker, error)
 }
+
+type CountFoldParams struct{}
 
 type JobAckParams struct {
 	ID     string
@@ -257,7 +284,17 @@ type NodeHeartbeatParams struct {
 	Now       time.Time
 }
 
+type KeyPruneParams struct {
+	Limit int
+	Now   time.Time
+}
+
 type NodeListParams struct{}
+
+type NodePruneParams struct {
+	SilentBefore time.Time
+	Limit        int
+}
 
 type NodeStopParams struct {
 	ID  string
@@ -275,6 +312,10 @@ type QueueSetPausedParams struct {
 }
 
 type StatsGetParams struct {
+	Now time.Time
+}
+
+type ThroughputRollParams struct {
 	Now time.Time
 }
 
@@ -299,6 +340,11 @@ type WorkerHeartbeatResult struct {
 
 type WorkerListParams struct {
 	SeenAfter time.Time // zero: all
+}
+
+type WorkerPruneParams struct {
+	SilentBefore time.Time
+	Limit        int
 }
 
 type WorkerRegisterParams struct {

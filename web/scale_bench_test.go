@@ -326,6 +326,12 @@ func (f *filler) batch(done, n int) {
 	if _, err := f.st.JobPromote(ctx, &store.JobPromoteParams{Limit: n, Now: at}); err != nil {
 		f.b.Fatal(err)
 	}
+	if _, err := f.st.CountFold(ctx, &store.CountFoldParams{}); err != nil {
+		f.b.Fatal(err)
+	}
+	if _, err := f.st.ThroughputRoll(ctx, &store.ThroughputRollParams{Now: at}); err != nil {
+		f.b.Fatal(err)
+	}
 }
 
 func (f *filler) settle(q string, n int, at time.Time) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tetherq/tether/store"
 )
 
@@ -26,37 +24,45 @@ const pruneJobsSQL = `WITH victims AS (
 	SELECT count(*) FROM gone`
 
 // JobPrune deletes up to Limit finished jobs past their retention, oldest
-// first, with their history, plus expired idempotency keys and long-silent
-// workers and nodes; the caller repeats it until a short batch. Each class
-// is read from its own partial index, so a prune costs O(Limit).
+// first, with their history; the caller repeats it until a short batch.
+// Each end state is read from its own partial index, so a prune costs
+// O(Limit).
 func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
-	limit := limitOr(p.Limit, 1000)
 	var n int
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, pruneJobsSQL, store.Trunc(p.SucceededBefore), store.Trunc(p.DeadBefore), limit).Scan(&n)
-		if err != nil {
-			return fmt.Errorf("prune jobs: %w", err)
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE key IN (
-			SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`, store.Trunc(p.Now), limit)
-		if err != nil {
-			return fmt.Errorf("prune idempotency keys: %w", err)
-		}
-		// Workers and nodes silent for the succeeded retention go too, once
-		// they hold nothing.
-		_, err = tx.Exec(ctx, `DELETE FROM workers w WHERE last_heartbeat_at < $1 AND NOT EXISTS (
-			SELECT 1 FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running')`, store.Trunc(p.SucceededBefore))
-		if err != nil {
-			return fmt.Errorf("prune workers: %w", err)
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM nodes WHERE last_heartbeat_at < $1`, store.Trunc(p.SucceededBefore))
-		if err != nil {
-			return fmt.Errorf("prune nodes: %w", err)
-		}
-		return nil
-	})
+	err := s.pool.QueryRow(ctx, pruneJobsSQL, store.Trunc(p.SucceededBefore), store.Trunc(p.DeadBefore),
+		limitOr(p.Limit, 1000)).Scan(&n)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("prune jobs: %w", err)
 	}
-	return n, s.foldCounts(ctx)
+	return n, nil
+}
+
+// KeyPrune deletes expired idempotency keys and webhook delivery ids.
+func (s *Store) KeyPrune(ctx context.Context, p *store.KeyPruneParams) (int, error) {
+	return s.deleteSome(ctx, "prune idempotency keys", `DELETE FROM idempotency_keys WHERE key IN (
+		SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`, store.Trunc(p.Now), limitOr(p.Limit, 1000))
+}
+
+// WorkerPrune deletes long-silent workers that hold nothing.
+func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (int, error) {
+	return s.deleteSome(ctx, "prune workers", `DELETE FROM workers WHERE id IN (
+		SELECT id FROM workers w WHERE last_heartbeat_at < $1 AND NOT EXISTS (
+			SELECT 1 FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running') LIMIT $2)`,
+		store.Trunc(p.SilentBefore), limitOr(p.Limit, 1000))
+}
+
+// NodePrune deletes long-silent nodes.
+func (s *Store) NodePrune(ctx context.Context, p *store.NodePruneParams) (int, error) {
+	return s.deleteSome(ctx, "prune nodes", `DELETE FROM nodes WHERE id IN (
+		SELECT id FROM nodes WHERE last_heartbeat_at < $1 LIMIT $2)`, store.Trunc(p.SilentBefore), limitOr(p.Limit, 1000))
+}
+
+// deleteSome runs one bounded delete and returns how many rows it deleted;
+// what names it in an error.
+func (s *Store) deleteSome(ctx context.Context, what, query string, args ...any) (int, error) {
+	tag, err := s.pool.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	return int(tag.RowsAffected()), nil
 }

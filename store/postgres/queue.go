@@ -22,22 +22,26 @@ const countsSQL = `SELECT queue, state, sum(n)::bigint AS n FROM (
 		SELECT queue, state, n FROM queue_count_deltas
 	) c GROUP BY queue, state`
 
-// foldCounts moves the count deltas into queue_counts in one statement.
-// The advisory lock (keyed by the deltas table, so per schema) lets one
-// node fold at a time; the others skip the fold instead of queueing.
-func (s *Store) foldCounts(ctx context.Context) error {
-	_, err := s.lax.Exec(ctx, `WITH lock AS (
+// CountFold moves the count deltas that the jobs triggers write into
+// queue_counts, in one statement, and returns how many it moved. The
+// advisory lock (keyed by the deltas table, so per schema) lets one node
+// fold at a time; the others skip the fold instead of queueing.
+func (s *Store) CountFold(ctx context.Context, _ *store.CountFoldParams) (int, error) {
+	var n int
+	err := s.lax.QueryRow(ctx, `WITH lock AS (
 			SELECT pg_try_advisory_xact_lock('queue_count_deltas'::regclass::oid::bigint) AS held
 		), d AS (
 			DELETE FROM queue_count_deltas WHERE (SELECT held FROM lock) RETURNING queue, state, n
+		), folded AS (
+			INSERT INTO queue_counts (queue, state, n)
+			SELECT queue, state, sum(n) FROM d GROUP BY queue, state ORDER BY queue, state
+			ON CONFLICT (queue, state) DO UPDATE SET n = queue_counts.n + excluded.n
 		)
-		INSERT INTO queue_counts (queue, state, n)
-		SELECT queue, state, sum(n) FROM d GROUP BY queue, state ORDER BY queue, state
-		ON CONFLICT (queue, state) DO UPDATE SET n = queue_counts.n + excluded.n`)
+		SELECT count(*) FROM d`).Scan(&n)
 	if err != nil {
-		return fmt.Errorf("fold queue counts: %w", err)
+		return 0, fmt.Errorf("fold queue counts: %w", err)
 	}
-	return nil
+	return n, nil
 }
 
 // QueueList reads the maintained counts, so it never scans jobs; the

@@ -101,57 +101,6 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 	return won, err
 }
 
-// lockExpiredSQL locks up to $2 running jobs whose lease expired by $1.
-const lockExpiredSQL = `SELECT ` + jobColumns + ` FROM jobs
-	WHERE state = 'running' AND expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`
-
-// JobReap ends deliveries past their expiry as timed_out. SKIP LOCKED lets
-// every replica's reaper run at once, each taking different rows.
-func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
-	now := store.Trunc(p.Now)
-	var reaped []*store.Job
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := scanJobs(tx.Query(ctx, lockExpiredSQL, now, limitOr(p.Limit, 1000)))
-		if err != nil {
-			return fmt.Errorf("lock expired leases: %w", err)
-		}
-		ends := make([]ending, len(rows))
-		for i, row := range rows {
-			d := decide(row, store.EndTimedOut, nil, 0, now)
-			msg := "lease expired: no ack, fail or extend within the timeout"
-			ends[i] = ending{row: row, d: d, outcome: d.Outcome, err: &msg, lost: true}
-		}
-		reaped, err = endDeliveries(ctx, tx, ends, now)
-		return err
-	})
-	return reaped, err
-}
-
-// promoteSQL makes up to $2 jobs scheduled at or before $1 available.
-const promoteSQL = `UPDATE jobs SET state = 'available' WHERE id = ANY(ARRAY(
-	SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= $1
-	ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED))`
-
-// JobPromote makes due scheduled jobs available, then folds the queue
-// count deltas (see foldCounts) and sums the settled throughput minutes
-// not summed yet (see sumThroughput): promotion runs once a tick on every
-// node, which is the cadence both want, and keeps both off the request
-// path. Each call does bounded work; the scheduler may call it more than
-// once a tick when many jobs are due.
-func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
-	tag, err := s.lax.Exec(ctx, promoteSQL, store.Trunc(p.Now), limitOr(p.Limit, 1000))
-	if err != nil {
-		return 0, fmt.Errorf("promote: %w", err)
-	}
-	if err := s.foldCounts(ctx); err != nil {
-		return 0, err
-	}
-	if err := s.sumThroughput(ctx, p.Now); err != nil {
-		return 0, err
-	}
-	return int(tag.RowsAffected()), nil
-}
-
 func addCounter(ctx context.Context, q querier, name string, n int) error {
 	_, err := q.Exec(ctx, `INSERT INTO counters (name, value) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value`, name, n)

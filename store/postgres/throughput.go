@@ -18,7 +18,7 @@ import (
 // cost O(attempts in the window), about a second for a store that closes a
 // million attempts an hour (docs/benchmarks.md). So each minute that can no
 // longer change is summed once into throughput_minutes (migration 00004) by
-// the scheduler's tick (JobPromote calls sumThroughput), a few minutes a
+// the scheduler's tick (ThroughputRoll), a few minutes a
 // tick, and the reader counts from the attempts only the minutes not
 // summed yet, a bounded few.
 
@@ -89,18 +89,22 @@ const sumThroughputSQL = `WITH lock AS (
 				count(*) FILTER (WHERE outcome = 'orphaned')
 			FROM attempts WHERE finished_at >= m AND finished_at < m + interval '1 minute') c
 		ON CONFLICT (minute) DO NOTHING
+		RETURNING 1
+	), dropped AS (
+		DELETE FROM throughput_minutes WHERE minute < (SELECT settled FROM edge) - $5 * interval '1 millisecond'
+		RETURNING 1
 	)
-	DELETE FROM throughput_minutes WHERE minute < (SELECT settled FROM edge) - $5 * interval '1 millisecond'`
+	SELECT (SELECT count(*) FROM summed) + (SELECT count(*) FROM dropped)`
 
-// sumThroughput sums settled minutes for the tick at now; see
-// sumThroughputSQL. It runs on the lax pool: a sum lost in a crash is
-// missing again, and the next tick sums it.
-func (s *Store) sumThroughput(ctx context.Context, now time.Time) error {
-	_, err := s.lax.Exec(ctx, sumThroughputSQL, sumThroughputArgs(now)...)
-	if err != nil {
-		return fmt.Errorf("sum throughput minutes: %w", err)
+// ThroughputRoll sums settled minutes for the tick at now and drops the
+// old ones; see sumThroughputSQL. It runs on the lax pool: a sum lost in a
+// crash is missing again, and the next tick sums it.
+func (s *Store) ThroughputRoll(ctx context.Context, p *store.ThroughputRollParams) (int, error) {
+	var n int
+	if err := s.lax.QueryRow(ctx, sumThroughputSQL, sumThroughputArgs(p.Now)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sum throughput minutes: %w", err)
 	}
-	return nil
+	return n, nil
 }
 
 func sumThroughputArgs(now time.Time) []any {

@@ -72,7 +72,7 @@ func (h *tp) expect(at time.Time, succeeded, failed, rescued int64) {
 // tick runs the scheduler's per-tick call at now.
 func (h *tp) tick(now time.Time) {
 	h.t.Helper()
-	if _, err := h.s.JobPromote(h.t.Context(), &store.JobPromoteParams{Limit: 1000, Now: now}); err != nil {
+	if _, err := h.s.ThroughputRoll(h.t.Context(), &store.ThroughputRollParams{Now: now}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -272,7 +272,7 @@ func TestThroughputReplicasSumOnce(t *testing.T) {
 		for range 2 {
 			wg.Go(func() {
 				for range 40 {
-					if _, err := s.JobPromote(t.Context(), &store.JobPromoteParams{Limit: 1000, Now: now}); err != nil {
+					if _, err := s.ThroughputRoll(t.Context(), &store.ThroughputRollParams{Now: now}); err != nil {
 						errs <- err
 						return
 					}

@@ -62,24 +62,6 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 	return s.eachJob(ctx, "recover", argLists)
 }
 
-// JobReap ends running jobs past their expiry: it reads the expired ids
-// from the queues' running sets by deadline, then reaps each with its own
-// script, which checks the expiry again (an extend may have come in
-// between).
-func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
-	now := ms(store.Trunc(p.Now))
-	v, err := s.call(ctx, "expired", now, limitOr(p.Limit, defaultLimit))
-	if err != nil {
-		return nil, fmt.Errorf("list expired leases: %w", err)
-	}
-	ids := strs(v)
-	argLists := make([][]any, len(ids))
-	for i, id := range ids {
-		argLists[i] = []any{id, now, jitter()}
-	}
-	return s.eachJob(ctx, "reap", argLists)
-}
-
 // eachJob runs a one-job script per argument list and returns the jobs of
 // the runs that changed something.
 func (s *Store) eachJob(ctx context.Context, name string, argLists [][]any) ([]*store.Job, error) {
@@ -109,25 +91,4 @@ func (s *Store) eachJob(ctx context.Context, name string, argLists [][]any) ([]*
 	}
 	s.signal(woke)
 	return jobs, nil
-}
-
-// JobPromote makes up to Limit due scheduled jobs available.
-func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
-	st, err := s.run(ctx, "promote", ms(store.Trunc(p.Now)), limitOr(p.Limit, defaultLimit))
-	if err != nil {
-		return 0, fmt.Errorf("promote: %w", err)
-	}
-	n, _ := st.rest[0].(int64)
-	return int(n), nil
-}
-
-// JobPrune deletes up to Limit finished jobs past retention, and silent
-// workers and nodes. Idempotency keys need no pruning: they carry a TTL.
-func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
-	v, err := s.call(ctx, "prune", ms(p.SucceededBefore), ms(p.DeadBefore), limitOr(p.Limit, defaultLimit))
-	if err != nil {
-		return 0, fmt.Errorf("prune: %w", err)
-	}
-	n, _ := v.(int64)
-	return int(n), nil
 }

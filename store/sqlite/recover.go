@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tetherq/tether/store"
 )
 
@@ -78,124 +76,6 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 		return wake, nil
 	})
 	return won, err
-}
-
-// JobReap ends deliveries past their expiry as timed_out.
-func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
-	now := store.Trunc(p.Now)
-	var reaped []*store.Job
-	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		reaped = nil
-		var rows []jobRow
-		err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs
-			WHERE state = 'running' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, toMS(now), limitOr(p.Limit, 1000))
-		if err != nil {
-			return false, fmt.Errorf("list expired leases: %w", err)
-		}
-		wake := false
-		for i := range rows {
-			d := decide(&rows[i], store.EndTimedOut, nil, 0, now)
-			msg := "lease expired: no ack, fail or extend within the timeout"
-			j, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg, lost: true})
-			if err != nil {
-				return false, err
-			}
-			reaped = append(reaped, j)
-			wake = wake || j.State == store.StateAvailable
-		}
-		return wake, nil
-	})
-	return reaped, err
-}
-
-// JobPromote makes due scheduled jobs available.
-func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
-	var n int
-	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		var queues []string
-		err := tx.SelectContext(ctx, &queues, `UPDATE jobs SET state = 'available' WHERE id IN (
-			SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at LIMIT ?)
-			RETURNING queue`, toMS(p.Now), limitOr(p.Limit, 1000))
-		if err != nil {
-			return false, fmt.Errorf("promote: %w", err)
-		}
-		for _, q := range queues {
-			tx.moved(q, store.StateScheduled, store.StateAvailable, 1)
-		}
-		n = len(queues)
-		return n > 0, nil
-	})
-	return n, err
-}
-
-// JobPrune deletes finished jobs past retention, their history, and
-// expired idempotency keys.
-func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
-	var n int
-	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		var ids []string
-		err := tx.SelectContext(ctx, &ids, `SELECT id FROM (
-			SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finished_at < ? LIMIT ?)
-			UNION ALL SELECT id FROM (
-			SELECT id FROM jobs WHERE state = 'dead' AND finished_at < ? LIMIT ?)`,
-			toMS(p.SucceededBefore), limitOr(p.Limit, 1000), toMS(p.DeadBefore), limitOr(p.Limit, 1000))
-		if err != nil {
-			return false, fmt.Errorf("list prunable jobs: %w", err)
-		}
-		if len(ids) > limitOr(p.Limit, 1000) {
-			ids = ids[:limitOr(p.Limit, 1000)]
-		}
-		n = len(ids)
-		if err := deleteJobs(ctx, tx, ids); err != nil {
-			return false, err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE key IN (
-			SELECT key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`, toMS(p.Now), limitOr(p.Limit, 1000))
-		if err != nil {
-			return false, fmt.Errorf("prune idempotency keys: %w", err)
-		}
-		// Workers and nodes silent for the succeeded retention go too, once
-		// they hold nothing.
-		_, err = tx.ExecContext(ctx, `DELETE FROM workers WHERE last_heartbeat_at < ? AND NOT EXISTS (
-			SELECT 1 FROM jobs WHERE jobs.worker_id = workers.id AND jobs.state = 'running')`, toMS(p.SucceededBefore))
-		if err != nil {
-			return false, fmt.Errorf("prune workers: %w", err)
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM nodes WHERE last_heartbeat_at < ?`, toMS(p.SucceededBefore))
-		if err != nil {
-			return false, fmt.Errorf("prune nodes: %w", err)
-		}
-		return false, pruneThroughput(ctx, tx, p.Now)
-	})
-	return n, err
-}
-
-func deleteJobs(ctx context.Context, tx *txn, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	query, args, err := sqlx.In(`DELETE FROM attempts WHERE job_id IN (?)`, ids)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return fmt.Errorf("delete attempts: %w", err)
-	}
-	query, args, err = sqlx.In(`DELETE FROM jobs WHERE id IN (?) RETURNING queue, state`, ids)
-	if err != nil {
-		return err
-	}
-	var gone []struct {
-		Queue string `db:"queue"`
-		State string `db:"state"`
-	}
-	if err := tx.SelectContext(ctx, &gone, query, args...); err != nil {
-		return fmt.Errorf("delete jobs: %w", err)
-	}
-	for _, g := range gone {
-		tx.moved(g.Queue, store.State(g.State), "", 1)
-	}
-	return nil
 }
 
 func addCounter(ctx context.Context, tx *txn, name string, n int) error {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/tetherq/tether/store"
 )
@@ -44,11 +43,10 @@ func (t *txn) flushEnds(ctx context.Context) error {
 	return nil
 }
 
-// pruneThroughput drops the minutes older than store.ThroughputRetention.
-func pruneThroughput(ctx context.Context, tx *txn, now time.Time) error {
-	cutoff := now.Add(-store.ThroughputRetention).UnixMilli() / 60_000
-	if _, err := tx.ExecContext(ctx, `DELETE FROM throughput WHERE minute < ?`, cutoff); err != nil {
-		return fmt.Errorf("prune throughput: %w", err)
-	}
-	return nil
+// ThroughputRoll drops the minutes older than store.ThroughputRetention:
+// SQLite adds each settled attempt to its minute on the write path, so
+// there is nothing to roll up.
+func (s *Store) ThroughputRoll(ctx context.Context, p *store.ThroughputRollParams) (int, error) {
+	cutoff := p.Now.Add(-store.ThroughputRetention).UnixMilli() / 60_000
+	return s.deleteSome(ctx, "prune throughput", `DELETE FROM throughput WHERE minute < ?`, cutoff)
 }

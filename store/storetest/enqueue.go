@@ -316,12 +316,7 @@ func testEnqueueIdempotencyExpiry(t *testing.T, h *harness) {
 		t.Fatal(err)
 	}
 	h.advance(store.IdempotencyTTL + time.Second)
-	if _, err := h.s.JobPrune(h.ctx, &store.JobPruneParams{
-		SucceededBefore: h.now().Add(-24 * time.Hour),
-		DeadBefore:      h.now().Add(-30 * 24 * time.Hour),
-		Limit:           100,
-		Now:             h.now(),
-	}); err != nil {
+	if _, err := h.s.KeyPrune(h.ctx, &store.KeyPruneParams{Limit: 100, Now: h.now()}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := h.enqueueKeyed("key-1", "h2")

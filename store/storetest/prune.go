@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +13,8 @@ import (
 var pruneTests = []test{
 	{"Retention", testPruneRetention},
 	{"Limit", testPruneLimit},
+	{"SilentWorkers", testPruneSilentWorkers},
+	{"SilentNodes", testPruneSilentNodes},
 }
 
 func (h *harness) prune(succeededBefore, deadBefore time.Time, limit int) int {
@@ -135,5 +139,63 @@ func testPruneLimit(t *testing.T, h *harness) {
 		if h.exists(j.ID) {
 			t.Errorf("job %s survived the prune loop", j.ID)
 		}
+	}
+}
+
+// testPruneSilentWorkers: WorkerPrune forgets workers silent since the
+// cut-off, except one that still holds a running job, and nothing else.
+func testPruneSilentWorkers(t *testing.T, h *harness) {
+	h.heartbeat("idle")
+	held := h.running("holder", spec("k", "q"))
+	h.advance(time.Hour)
+	h.heartbeat("recent")
+	prune := func(before time.Time) int {
+		t.Helper()
+		n, err := h.s.WorkerPrune(h.ctx, &store.WorkerPruneParams{SilentBefore: before, Limit: 100})
+		if err != nil {
+			t.Fatalf("WorkerPrune: %v", err)
+		}
+		return n
+	}
+	if n := prune(h.now().Add(-time.Hour)); n != 0 {
+		t.Errorf("WorkerPrune at the idle worker's last sign of life = %d, want 0 (strictly before)", n)
+	}
+	if n := prune(h.now().Add(-time.Minute)); n != 1 {
+		t.Errorf("WorkerPrune = %d, want the idle worker alone", n)
+	}
+	ws := h.workers()
+	if ws["idle"] != nil || ws["holder"] == nil || ws["recent"] == nil {
+		t.Errorf("workers after the prune: %v; want holder and recent", slices.Sorted(maps.Keys(ws)))
+	}
+	// Once its job is settled the holder holds nothing and goes too.
+	h.ack(held)
+	if n := prune(h.now().Add(-time.Minute)); n != 1 || h.workers()["holder"] != nil {
+		t.Errorf("WorkerPrune after the ack = %d, want the holder", n)
+	}
+}
+
+// testPruneSilentNodes: NodePrune forgets nodes last heard from before the
+// cut-off, stopped or not.
+func testPruneSilentNodes(t *testing.T, h *harness) {
+	beat := func(id string) {
+		t.Helper()
+		if err := h.s.NodeHeartbeat(h.ctx, &store.NodeHeartbeatParams{ID: id, Version: "v", StartedAt: h.now(), Now: h.now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beat("old")
+	beat("old-stopped")
+	if err := h.s.NodeStop(h.ctx, &store.NodeStopParams{ID: "old-stopped", Now: h.now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.advance(time.Hour)
+	beat("new")
+	n, err := h.s.NodePrune(h.ctx, &store.NodePruneParams{SilentBefore: h.now().Add(-time.Minute), Limit: 100})
+	if err != nil || n != 2 {
+		t.Errorf("NodePrune = %d, %v; want the two old nodes", n, err)
+	}
+	nodes, err := h.s.NodeList(h.ctx, &store.NodeListParams{})
+	if err != nil || len(nodes) != 1 || nodes[0].ID != "new" {
+		t.Errorf("nodes after the prune: %v (%v), want new alone", nodes, err)
 	}
 }

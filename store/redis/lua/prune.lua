@@ -1,9 +1,8 @@
 -- lib: base job
 -- prune deletes up to limit finished jobs past retention (succeeded and
 -- cancelled finished before one cut-off, dead before another), oldest
--- first within a queue, and workers and nodes silent since the first cut-off once they
--- hold nothing. Idempotency keys expire on their own (PEXPIRE). ARGV:
--- prefix, succeeded cut-off, dead cut-off, limit. Replies the job count.
+-- first within a queue. ARGV: prefix, succeeded cut-off, dead cut-off,
+-- limit. Replies the job count.
 local okb, deadb, limit = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local n = 0
 for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
@@ -15,17 +14,5 @@ for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
       n = n + 1
     end
   end
-end
-for _, w in ipairs(redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', '(' .. okb, 'LIMIT', 0, limit)) do
-  if redis.call('SCARD', wjkey(w)) == 0 then
-    redis.call('DEL', wkey(w), wjkey(w), wlkey(w))
-    redis.call('ZREM', P .. 'workers', w)
-    redis.call('ZREM', P .. 'holders', w)
-  end
-end
-local nodes = redis.call('HGETALL', P .. 'nodes')
-for i = 1, #nodes, 2 do
-  local ok, node = pcall(cjson.decode, nodes[i + 1])
-  if not ok or num(node.h) < num(okb) then redis.call('HDEL', P .. 'nodes', nodes[i]) end
 end
 return n

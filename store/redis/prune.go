@@ -1,0 +1,37 @@
+package redis
+
+import (
+	"context"
+
+	"github.com/tetherq/tether/store"
+)
+
+// JobPrune deletes up to Limit finished jobs past retention, read from the
+// per-queue finished sets by finished_at.
+func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
+	return s.count(ctx, "prune", ms(p.SucceededBefore), ms(p.DeadBefore), limitOr(p.Limit, defaultLimit))
+}
+
+// KeyPrune has nothing to delete: idempotency keys and webhook delivery
+// ids carry their own expiry (PEXPIRE), and Redis drops them.
+func (s *Store) KeyPrune(context.Context, *store.KeyPruneParams) (int, error) { return 0, nil }
+
+// WorkerPrune deletes long-silent workers that hold nothing.
+func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (int, error) {
+	return s.count(ctx, "workerprune", ms(p.SilentBefore), limitOr(p.Limit, defaultLimit))
+}
+
+// NodePrune deletes long-silent nodes.
+func (s *Store) NodePrune(ctx context.Context, p *store.NodePruneParams) (int, error) {
+	return s.count(ctx, "nodeprune", ms(p.SilentBefore), limitOr(p.Limit, defaultLimit))
+}
+
+// count runs script name and returns the count it replies.
+func (s *Store) count(ctx context.Context, name string, args ...any) (int, error) {
+	v, err := s.call(ctx, name, args...)
+	if err != nil {
+		return 0, err // call names the script
+	}
+	n, _ := v.(int64)
+	return int(n), nil
+}

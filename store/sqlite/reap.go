@@ -1,0 +1,36 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetherq/tether/store"
+)
+
+// JobReap ends deliveries past their expiry as timed_out.
+func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
+	now := store.Trunc(p.Now)
+	var reaped []*store.Job
+	err := s.tx(ctx, func(tx *txn) (bool, error) {
+		reaped = nil
+		var rows []jobRow
+		err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs
+			WHERE state = 'running' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, toMS(now), limitOr(p.Limit, 1000))
+		if err != nil {
+			return false, fmt.Errorf("list expired leases: %w", err)
+		}
+		wake := false
+		for i := range rows {
+			d := decide(&rows[i], store.EndTimedOut, nil, 0, now)
+			msg := "lease expired: no ack, fail or extend within the timeout"
+			j, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg, lost: true})
+			if err != nil {
+				return false, err
+			}
+			reaped = append(reaped, j)
+			wake = wake || j.State == store.StateAvailable
+		}
+		return wake, nil
+	})
+	return reaped, err
+}
