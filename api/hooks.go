@@ -17,10 +17,6 @@ import (
 // it must not become a second job nor an error the sender retries forever.
 const hookRequestHash = "webhook-delivery"
 
-// hookKey is the idempotency key of a delivery. Keys of POST /v1/jobs are
-// prefixed too (jobKey), so neither can take the other's.
-func hookKey(hook, delivery string) string { return "hook:" + hook + ":" + delivery }
-
 type hookView struct {
 	JobID string `json:"job_id"`
 }
@@ -62,7 +58,7 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 	spec.Normalize(now)
 	p := &store.JobEnqueueParams{Jobs: []store.JobSpec{spec}, Now: now}
 	if delivery != "" {
-		p.IdempotencyKey, p.RequestHash, p.IdempotencyTTL = hookKey(name, delivery), hookRequestHash, h.Dedupe
+		p.IdempotencyKey, p.RequestHash, p.IdempotencyTTL = hookKey(name, hookByID, delivery), hookRequestHash, h.Dedupe
 	}
 	res, err := a.store.JobEnqueue(r.Context(), p)
 	if err != nil {

@@ -26,12 +26,17 @@ var (
 		{"name": "open", "queue": "open", "kind": "open.event", "scheme": "none", "headers": ["X-Source"]}]}`
 )
 
-func withHooks(c *api.Config) {
-	hooks, err := webhook.Parse([]byte(hooksFile))
-	if err != nil {
-		panic(err)
+func withHooks(c *api.Config) { withHooksFile(hooksFile)(c) }
+
+// withHooksFile configures the hooks of a hooks file.
+func withHooksFile(file string) option {
+	return func(c *api.Config) {
+		hooks, err := webhook.Parse([]byte(file))
+		if err != nil {
+			panic(err)
+		}
+		c.Hooks = hooks
 	}
-	c.Hooks = hooks
 }
 
 type hookAnswer struct {
@@ -234,6 +239,43 @@ func TestHookMetrics(t *testing.T) {
 		`tether_hook_deliveries_total{hook="gh",result="bad_signature"} 1`+"\n",
 		`tether_hook_deliveries_total{hook="st",result="accepted"} 0`+"\n",
 	)
+}
+
+// Hook names may contain ':', and so may delivery ids: the delivery "c" of
+// hook "a:b" and the delivery "b:c" of hook "a" are two deliveries. Before
+// dedupe keys carried the name's length, both were "hook:a:b:c", so whoever
+// held a token for the unsigned hook "a" could send Idempotency-Key "b:c"
+// and have the signed hook's delivery "c" answered as a duplicate, never
+// enqueued.
+func TestHookKeysDoNotCollide(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens, withHooksFile(`{"hooks": [
+		{"name": "a", "kind": "open.event", "scheme": "none"},
+		{"name": "a:b", "kind": "github.event", "scheme": "github", "secrets": ["`+ghSecret+`"]},
+		{"name": "a:b:c", "kind": "github.event", "scheme": "github", "secrets": ["`+ghSecret+`"]}]}`))
+	planted := e.do("POST", "/v1/hooks/a", `{"planted": true}`, "Authorization", "Bearer prod",
+		"Idempotency-Key", "b:c").want(http.StatusAccepted).jobID()
+	github := func(hook, delivery, body string) *response {
+		return e.do("POST", "/v1/hooks/"+hook, body, "X-GitHub-Delivery", delivery,
+			"X-Hub-Signature-256", webhook.SignGitHub([]byte(ghSecret), []byte(body)))
+	}
+	id := github("a:b", "c", `{"real": 1}`).want(http.StatusAccepted).jobID()
+	if id == planted {
+		t.Fatal("hook a:b's delivery c was taken for hook a's Idempotency-Key b:c")
+	}
+	// Nor may a hook's name and its delivery id trade characters with
+	// another hook's: a:b:c with "x" against a:b with "c:x".
+	first := github("a:b:c", "x", `{"real": 2}`).want(http.StatusAccepted).jobID()
+	if other := github("a:b", "c:x", `{"real": 3}`).want(http.StatusAccepted).jobID(); other == first {
+		t.Error("hook a:b's delivery c:x was taken for hook a:b:c's delivery x")
+	}
+	// Idempotency-Keys of POST /v1/jobs never reach a hook's record, even
+	// shaped like one, old layout or new.
+	for _, key := range []string{"hook:a:b:y", "hook/3:a:b/id:y", ":a:b:y", "a:b:y"} {
+		e.do("POST", "/v1/jobs", `{"kind":"k"}`, "Authorization", "Bearer prod", "Idempotency-Key", key).
+			want(http.StatusCreated)
+	}
+	github("a:b", "y", `{"real": 4}`).want(http.StatusAccepted)
 }
 
 // canonical re-marshals JSON with sorted keys.
