@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 
@@ -22,8 +24,10 @@ type hookView struct {
 }
 
 // hook handles POST /v1/hooks/{name}: verify the raw body, then enqueue
-// one job per delivery id. 202 with the new job's id, 200 with the first
-// job's id for a delivery seen before (even if that job was pruned), 401
+// one job per delivery: per delivery id, and for GitHub also per signed
+// body (webhook.Scheme.DedupesBody). 202 with the new job's id, 200 with
+// the first job's id for a delivery seen before (even if that job was
+// pruned), 401
 // bad_signature with no hint of what failed, 404 for an unknown hook.
 // A signed hook's signature is its credential; a "none" hook needs a
 // producer or admin token.
@@ -59,6 +63,12 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 	p := &store.JobEnqueueParams{Jobs: []store.JobSpec{spec}, Now: now}
 	if delivery != "" {
 		p.IdempotencyKey, p.RequestHash, p.IdempotencyTTL = hookKey(name, hookByID, delivery), hookRequestHash, h.Dedupe
+		if h.Scheme.DedupesBody() {
+			// After the id, so that a sender's own retry under its id
+			// names the id's job even if the body changed.
+			sum := sha256.Sum256(body)
+			p.AlsoKeys = []string{hookKey(name, hookByBody, hex.EncodeToString(sum[:]))}
+		}
 	}
 	res, err := a.store.JobEnqueue(r.Context(), p)
 	if err != nil {

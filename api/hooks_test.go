@@ -91,12 +91,52 @@ func TestHookGitHub(t *testing.T) {
 		t.Errorf("duplicate after delete answered %s, want %s", again, id)
 	}
 	// The old secret of a rotation still verifies; a new delivery is a new job.
-	if other := e.github("d-2", "old-secret", body).want(http.StatusAccepted).jobID(); other == id {
+	if other := e.github("d-2", "old-secret", `{"ref": "refs/heads/dev"}`).want(http.StatusAccepted).jobID(); other == id {
 		t.Error("a new delivery got the old job")
 	}
 	// Past the dedupe window (72 h by default) the id is forgotten.
 	e.clock.Advance(72*time.Hour + time.Second)
 	e.github("d-1", ghSecret, body).want(http.StatusAccepted)
+}
+
+// GitHub's signature covers the body but not X-GitHub-Delivery: whoever
+// captured one delivery (a logging proxy, a leaked request log) could
+// replay it under fresh ids, each verifying, each a new job. A signed body
+// seen within dedupe_ms is the same delivery, whatever its id.
+func TestHookGitHubReplayUnderNewID(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withHooks)
+	body := `{"action": "created", "sender": {"login": "ada"}}`
+	sig := webhook.SignGitHub([]byte(ghSecret), []byte(body))
+	id := e.github("d-1", ghSecret, body).want(http.StatusAccepted).jobID()
+	e.clock.Advance(time.Hour)
+	replay := e.do("POST", "/v1/hooks/gh", body, "X-GitHub-Event", "push", "X-GitHub-Delivery", "d-forged",
+		"X-Hub-Signature-256", sig)
+	if got := replay.want(http.StatusOK).jobID(); got != id {
+		t.Errorf("replay under a new id answered %s, want the first job %s", got, id)
+	}
+	// The body is what counts, not which secret signed it.
+	if got := e.github("d-forged-2", "old-secret", body).want(http.StatusOK).jobID(); got != id {
+		t.Errorf("replay signed with the other secret answered %s, want %s", got, id)
+	}
+	// The id still names its delivery: GitHub's own redelivery of d-1,
+	// even re-serialised, is the first job too.
+	if got := e.github("d-1", ghSecret, `{"action":"created","sender":{"login":"ada"}}`).want(http.StatusOK).jobID(); got != id {
+		t.Errorf("redelivery of d-1 answered %s, want %s", got, id)
+	}
+	// Another body under a new id is another delivery.
+	if got := e.github("d-2", ghSecret, `{"action": "deleted"}`).want(http.StatusAccepted).jobID(); got == id {
+		t.Error("another body got the first job")
+	}
+	var list struct{ Jobs []job }
+	e.do("GET", "/v1/jobs?queue=gh", nil).want(200).into(&list)
+	if len(list.Jobs) != 2 {
+		t.Errorf("%d jobs, want 2", len(list.Jobs))
+	}
+	// GitHub signs no timestamp: past dedupe_ms the body is forgotten, and a
+	// replay is a new job (docs/security.md, "Replays").
+	e.clock.Advance(72 * time.Hour)
+	e.github("d-forged-3", ghSecret, body).want(http.StatusAccepted)
 }
 
 func TestHookGitHubRefused(t *testing.T) {
@@ -149,6 +189,20 @@ func TestHookStandardWebhooks(t *testing.T) {
 	send("msg_2", old, sign(swKey, "msg_2", old)).problem(http.StatusUnauthorized, "bad_signature")
 	send("msg_3", now, sign(swKey, "msg_other", now)).problem(http.StatusUnauthorized, "bad_signature")
 	send("msg_4", now, wrong).problem(http.StatusUnauthorized, "bad_signature")
+	// Without webhook-id, even a signature over an empty id does not
+	// verify: 401 bad_signature like any failure (not 400 naming the
+	// header), and no job.
+	send("", now, sign(swKey, "", now)).problem(http.StatusUnauthorized, "bad_signature")
+	// The id is signed, so the body is no second name: another message
+	// with the same body is another job (unlike github).
+	if other := send("msg_5", now, sign(swKey, "msg_5", now)).want(http.StatusAccepted).jobID(); other == id {
+		t.Error("another message with the same body got the first job")
+	}
+	var list struct{ Jobs []job }
+	e.do("GET", "/v1/jobs?queue=sw", nil).want(200).into(&list)
+	if len(list.Jobs) != 2 {
+		t.Errorf("%d jobs, want the two accepted", len(list.Jobs))
+	}
 
 	j := e.do("GET", "/v1/jobs/"+id, nil).want(200).job()
 	want := `{"body":{"type":"invoice.paid"},"headers":{"content-type":"application/json","webhook-id":"msg_1","webhook-timestamp":"` +

@@ -113,6 +113,13 @@ func (fh *fileHook) hook() (*Hook, error) {
 	if h.Dedupe, err = window("dedupe_ms", fh.DedupeMS, DefaultDedupe, maxDedupe); err != nil {
 		return nil, err
 	}
+	// A captured delivery verifies again until its signed timestamp is
+	// Tolerance old, and that timestamp may itself be Tolerance ahead of
+	// our clock when it first arrives: its id must be remembered that long.
+	if h.Scheme.timestamped() && h.Dedupe < 2*h.Tolerance {
+		return nil, fmt.Errorf("dedupe_ms (%d) must be at least twice tolerance_ms (%d), or a replayed delivery outlives its dedupe record",
+			h.Dedupe.Milliseconds(), h.Tolerance.Milliseconds())
+	}
 	h.Keys, err = keys(h.Scheme, fh.Secrets)
 	return h, err
 }
