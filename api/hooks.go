@@ -62,13 +62,7 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 	spec.Normalize(now)
 	p := &store.JobEnqueueParams{Jobs: []store.JobSpec{spec}, Now: now}
 	if delivery != "" {
-		p.IdempotencyKey, p.RequestHash, p.IdempotencyTTL = hookKey(name, hookByID, delivery), hookRequestHash, h.Dedupe
-		if h.Scheme.DedupesBody() {
-			// After the id, so that a sender's own retry under its id
-			// names the id's job even if the body changed.
-			sum := sha256.Sum256(body)
-			p.AlsoKeys = []string{hookKey(name, hookByBody, hex.EncodeToString(sum[:]))}
-		}
+		dedupe(p, h, delivery, body)
 	}
 	res, err := a.store.JobEnqueue(r.Context(), p)
 	if err != nil {
@@ -83,6 +77,18 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 	}
 	a.metrics.hooks.WithLabelValues(name, hookAccepted).Inc()
 	writeJSON(w, http.StatusAccepted, hookView{JobID: res.Jobs[0].ID})
+}
+
+// dedupe makes p idempotent for h's dedupe window under the delivery's
+// names: its id, and for a scheme that does not sign the id its body too,
+// after the id, so that a sender's own retry under the id names the id's
+// job even if the body changed.
+func dedupe(p *store.JobEnqueueParams, h *webhook.Hook, delivery string, body []byte) {
+	p.IdempotencyKey, p.RequestHash, p.IdempotencyTTL = hookKey(h.Name, hookByID, delivery), hookRequestHash, h.Dedupe
+	if h.Scheme.DedupesBody() {
+		sum := sha256.Sum256(body)
+		p.AlsoKeys = []string{hookKey(h.Name, hookByBody, hex.EncodeToString(sum[:]))}
+	}
 }
 
 // deliveryIDField names where each scheme's delivery id comes from: a
