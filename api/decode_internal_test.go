@@ -127,7 +127,7 @@ func FuzzDecodeSpec(f *testing.F) {
 			}
 			return
 		}
-		if !nameRE.MatchString(spec.Kind) || !nameRE.MatchString(spec.Queue) ||
+		if !store.ValidName(spec.Kind) || !store.ValidName(spec.Queue) ||
 			spec.Priority < -maxPriority || spec.Priority > maxPriority ||
 			spec.MaxAttempts < 1 || spec.MaxAttempts > maxMaxAttempts ||
 			spec.Timeout <= 0 || spec.Timeout > millis(maxTimeoutMS) ||

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 
@@ -17,17 +19,15 @@ import (
 // it must not become a second job nor an error the sender retries forever.
 const hookRequestHash = "webhook-delivery"
 
-// hookKey is the idempotency key of a delivery. Keys of POST /v1/jobs are
-// prefixed too (jobKey), so neither can take the other's.
-func hookKey(hook, delivery string) string { return "hook:" + hook + ":" + delivery }
-
 type hookView struct {
 	JobID string `json:"job_id"`
 }
 
 // hook handles POST /v1/hooks/{name}: verify the raw body, then enqueue
-// one job per delivery id. 202 with the new job's id, 200 with the first
-// job's id for a delivery seen before (even if that job was pruned), 401
+// one job per delivery: per delivery id, and for GitHub also per signed
+// body (webhook.Scheme.DedupesBody). 202 with the new job's id, 200 with
+// the first job's id for a delivery seen before (even if that job was
+// pruned), 401
 // bad_signature with no hint of what failed, 404 for an unknown hook.
 // A signed hook's signature is its credential; a "none" hook needs a
 // producer or admin token.
@@ -62,7 +62,7 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 	spec.Normalize(now)
 	p := &store.JobEnqueueParams{Jobs: []store.JobSpec{spec}, Now: now}
 	if delivery != "" {
-		p.IdempotencyKey, p.RequestHash, p.IdempotencyTTL = hookKey(name, delivery), hookRequestHash, h.Dedupe
+		dedupe(p, h, delivery, body)
 	}
 	res, err := a.store.JobEnqueue(r.Context(), p)
 	if err != nil {
@@ -77,6 +77,18 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 	}
 	a.metrics.hooks.WithLabelValues(name, hookAccepted).Inc()
 	writeJSON(w, http.StatusAccepted, hookView{JobID: res.Jobs[0].ID})
+}
+
+// dedupe makes p idempotent for h's dedupe window under the delivery's
+// names: its id, and for a scheme that does not sign the id its body too,
+// after the id, so that a sender's own retry under the id names the id's
+// job even if the body changed.
+func dedupe(p *store.JobEnqueueParams, h *webhook.Hook, delivery string, body []byte) {
+	p.IdempotencyKey, p.RequestHash, p.IdempotencyTTL = hookKey(h.Name, hookByID, delivery), hookRequestHash, h.Dedupe
+	if h.Scheme.DedupesBody() {
+		sum := sha256.Sum256(body)
+		p.AlsoKeys = []string{hookKey(h.Name, hookByBody, hex.EncodeToString(sum[:]))}
+	}
 }
 
 // deliveryIDField names where each scheme's delivery id comes from: a

@@ -26,12 +26,17 @@ var (
 		{"name": "open", "queue": "open", "kind": "open.event", "scheme": "none", "headers": ["X-Source"]}]}`
 )
 
-func withHooks(c *api.Config) {
-	hooks, err := webhook.Parse([]byte(hooksFile))
-	if err != nil {
-		panic(err)
+func withHooks(c *api.Config) { withHooksFile(hooksFile)(c) }
+
+// withHooksFile configures the hooks of a hooks file.
+func withHooksFile(file string) option {
+	return func(c *api.Config) {
+		hooks, err := webhook.Parse([]byte(file))
+		if err != nil {
+			panic(err)
+		}
+		c.Hooks = hooks
 	}
-	c.Hooks = hooks
 }
 
 type hookAnswer struct {
@@ -86,12 +91,52 @@ func TestHookGitHub(t *testing.T) {
 		t.Errorf("duplicate after delete answered %s, want %s", again, id)
 	}
 	// The old secret of a rotation still verifies; a new delivery is a new job.
-	if other := e.github("d-2", "old-secret", body).want(http.StatusAccepted).jobID(); other == id {
+	if other := e.github("d-2", "old-secret", `{"ref": "refs/heads/dev"}`).want(http.StatusAccepted).jobID(); other == id {
 		t.Error("a new delivery got the old job")
 	}
 	// Past the dedupe window (72 h by default) the id is forgotten.
 	e.clock.Advance(72*time.Hour + time.Second)
 	e.github("d-1", ghSecret, body).want(http.StatusAccepted)
+}
+
+// GitHub's signature covers the body but not X-GitHub-Delivery: whoever
+// captured one delivery (a logging proxy, a leaked request log) could
+// replay it under fresh ids, each verifying, each a new job. A signed body
+// seen within dedupe_ms is the same delivery, whatever its id.
+func TestHookGitHubReplayUnderNewID(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withHooks)
+	body := `{"action": "created", "sender": {"login": "ada"}}`
+	sig := webhook.SignGitHub([]byte(ghSecret), []byte(body))
+	id := e.github("d-1", ghSecret, body).want(http.StatusAccepted).jobID()
+	e.clock.Advance(time.Hour)
+	replay := e.do("POST", "/v1/hooks/gh", body, "X-GitHub-Event", "push", "X-GitHub-Delivery", "d-forged",
+		"X-Hub-Signature-256", sig)
+	if got := replay.want(http.StatusOK).jobID(); got != id {
+		t.Errorf("replay under a new id answered %s, want the first job %s", got, id)
+	}
+	// The body is what counts, not which secret signed it.
+	if got := e.github("d-forged-2", "old-secret", body).want(http.StatusOK).jobID(); got != id {
+		t.Errorf("replay signed with the other secret answered %s, want %s", got, id)
+	}
+	// The id still names its delivery: GitHub's own redelivery of d-1,
+	// even re-serialised, is the first job too.
+	if got := e.github("d-1", ghSecret, `{"action":"created","sender":{"login":"ada"}}`).want(http.StatusOK).jobID(); got != id {
+		t.Errorf("redelivery of d-1 answered %s, want %s", got, id)
+	}
+	// Another body under a new id is another delivery.
+	if got := e.github("d-2", ghSecret, `{"action": "deleted"}`).want(http.StatusAccepted).jobID(); got == id {
+		t.Error("another body got the first job")
+	}
+	var list struct{ Jobs []job }
+	e.do("GET", "/v1/jobs?queue=gh", nil).want(200).into(&list)
+	if len(list.Jobs) != 2 {
+		t.Errorf("%d jobs, want 2", len(list.Jobs))
+	}
+	// GitHub signs no timestamp: past dedupe_ms the body is forgotten, and a
+	// replay is a new job (docs/security.md, "Replays").
+	e.clock.Advance(72 * time.Hour)
+	e.github("d-forged-3", ghSecret, body).want(http.StatusAccepted)
 }
 
 func TestHookGitHubRefused(t *testing.T) {
@@ -144,6 +189,20 @@ func TestHookStandardWebhooks(t *testing.T) {
 	send("msg_2", old, sign(swKey, "msg_2", old)).problem(http.StatusUnauthorized, "bad_signature")
 	send("msg_3", now, sign(swKey, "msg_other", now)).problem(http.StatusUnauthorized, "bad_signature")
 	send("msg_4", now, wrong).problem(http.StatusUnauthorized, "bad_signature")
+	// Without webhook-id, even a signature over an empty id does not
+	// verify: 401 bad_signature like any failure (not 400 naming the
+	// header), and no job.
+	send("", now, sign(swKey, "", now)).problem(http.StatusUnauthorized, "bad_signature")
+	// The id is signed, so the body is no second name: another message
+	// with the same body is another job (unlike github).
+	if other := send("msg_5", now, sign(swKey, "msg_5", now)).want(http.StatusAccepted).jobID(); other == id {
+		t.Error("another message with the same body got the first job")
+	}
+	var list struct{ Jobs []job }
+	e.do("GET", "/v1/jobs?queue=sw", nil).want(200).into(&list)
+	if len(list.Jobs) != 2 {
+		t.Errorf("%d jobs, want the two accepted", len(list.Jobs))
+	}
 
 	j := e.do("GET", "/v1/jobs/"+id, nil).want(200).job()
 	want := `{"body":{"type":"invoice.paid"},"headers":{"content-type":"application/json","webhook-id":"msg_1","webhook-timestamp":"` +
@@ -234,6 +293,43 @@ func TestHookMetrics(t *testing.T) {
 		`tether_hook_deliveries_total{hook="gh",result="bad_signature"} 1`+"\n",
 		`tether_hook_deliveries_total{hook="st",result="accepted"} 0`+"\n",
 	)
+}
+
+// Hook names may contain ':', and so may delivery ids: the delivery "c" of
+// hook "a:b" and the delivery "b:c" of hook "a" are two deliveries. Before
+// dedupe keys carried the name's length, both were "hook:a:b:c", so whoever
+// held a token for the unsigned hook "a" could send Idempotency-Key "b:c"
+// and have the signed hook's delivery "c" answered as a duplicate, never
+// enqueued.
+func TestHookKeysDoNotCollide(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens, withHooksFile(`{"hooks": [
+		{"name": "a", "kind": "open.event", "scheme": "none"},
+		{"name": "a:b", "kind": "github.event", "scheme": "github", "secrets": ["`+ghSecret+`"]},
+		{"name": "a:b:c", "kind": "github.event", "scheme": "github", "secrets": ["`+ghSecret+`"]}]}`))
+	planted := e.do("POST", "/v1/hooks/a", `{"planted": true}`, "Authorization", "Bearer prod",
+		"Idempotency-Key", "b:c").want(http.StatusAccepted).jobID()
+	github := func(hook, delivery, body string) *response {
+		return e.do("POST", "/v1/hooks/"+hook, body, "X-GitHub-Delivery", delivery,
+			"X-Hub-Signature-256", webhook.SignGitHub([]byte(ghSecret), []byte(body)))
+	}
+	id := github("a:b", "c", `{"real": 1}`).want(http.StatusAccepted).jobID()
+	if id == planted {
+		t.Fatal("hook a:b's delivery c was taken for hook a's Idempotency-Key b:c")
+	}
+	// Nor may a hook's name and its delivery id trade characters with
+	// another hook's: a:b:c with "x" against a:b with "c:x".
+	first := github("a:b:c", "x", `{"real": 2}`).want(http.StatusAccepted).jobID()
+	if other := github("a:b", "c:x", `{"real": 3}`).want(http.StatusAccepted).jobID(); other == first {
+		t.Error("hook a:b's delivery c:x was taken for hook a:b:c's delivery x")
+	}
+	// Idempotency-Keys of POST /v1/jobs never reach a hook's record, even
+	// shaped like one, old layout or new.
+	for _, key := range []string{"hook:a:b:y", "hook/3:a:b/id:y", ":a:b:y", "a:b:y"} {
+		e.do("POST", "/v1/jobs", `{"kind":"k"}`, "Authorization", "Bearer prod", "Idempotency-Key", key).
+			want(http.StatusCreated)
+	}
+	github("a:b", "y", `{"real": 4}`).want(http.StatusAccepted)
 }
 
 // canonical re-marshals JSON with sorted keys.

@@ -179,12 +179,6 @@ func idempotencyKey(r *http.Request) (string, error) {
 	return vs[0], checkLen("Idempotency-Key", vs[0], 1, maxKeyLen)
 }
 
-// jobKey is the stored idempotency key of an Idempotency-Key header. The
-// prefix keeps a producer's keys apart from webhook delivery ids (hookKey),
-// which share the store's key table: no Idempotency-Key can claim a
-// delivery id before the sender's delivery arrives.
-func jobKey(key string) string { return "job:" + key }
-
 // requestHash identifies a request body for Idempotency-Key: the SHA-256 of
 // its canonical JSON (re-marshalled, so object keys are sorted and spacing
 // dropped), so bodies that differ only in layout count as equal. body has

@@ -2,10 +2,11 @@ package api
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tetherq/tether/store"
 )
 
 // fieldError is a 400 invalid_request naming the offending field ("" for
@@ -51,8 +52,6 @@ const (
 	maxTokenLen      = 1024
 )
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
 // firstErr returns the first non-nil error, so a handler can list every
 // check in order.
 func firstErr(errs ...error) error {
@@ -72,10 +71,10 @@ func when(bad bool, field, msg string) error {
 	return nil
 }
 
-// checkName checks a queue, kind or hook name.
+// checkName checks a queue, kind or hook name (store.ValidName).
 func checkName(field, v string) error {
-	if !nameRE.MatchString(v) {
-		return invalid(field, "must be 1..128 characters of A-Z a-z 0-9 . _ : -")
+	if !store.ValidName(v) {
+		return invalid(field, "must be "+store.NameRule)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -167,9 +168,31 @@ type JobEnqueueParams struct {
 	// store.IdempotencyTTL), even after that job was pruned. Webhook
 	// deliveries use it too, with the hook's dedupe window.
 	IdempotencyKey string
+	// AlsoKeys are more names of the same request, for one known by more
+	// than one (a GitHub delivery: its id, and its signed body). The first
+	// of IdempotencyKey and AlsoKeys, in order, that has a live record
+	// answers as IdempotencyKey alone would (replay, or ErrConflict); with
+	// none, the new job is recorded under every one, in the same
+	// transition. Ignored without IdempotencyKey.
+	AlsoKeys       []string
 	RequestHash    string
 	IdempotencyTTL time.Duration
 	Now            time.Time
+}
+
+// IdempotencyKeys returns IdempotencyKey and AlsoKeys in order, each once;
+// nil without IdempotencyKey.
+func (p *JobEnqueueParams) IdempotencyKeys() []string {
+	if p.IdempotencyKey == "" {
+		return nil
+	}
+	keys := make([]string, 0, 1+len(p.AlsoKeys))
+	for _, k := range append([]string{p.IdempotencyKey}, p.AlsoKeys...) {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 type JobEnqueueResult struct {

@@ -21,6 +21,10 @@ func (d *dash) resumeQueue(w http.ResponseWriter, r *http.Request) { d.setPaused
 
 func (d *dash) setPaused(w http.ResponseWriter, r *http.Request, paused bool) {
 	name := param(r, "name")
+	if err := checkName("queue", name, false); err != nil {
+		d.refuse(w, r, err)
+		return
+	}
 	_, err := d.store.QueueSetPaused(r.Context(), &store.QueueSetPausedParams{Name: name, Paused: paused, Now: d.now()})
 	verb := "Resumed"
 	if paused {
@@ -121,6 +125,12 @@ const maxBulkRetry = 10_000
 func (d *dash) retryDead(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm() // a malformed body reads as no fields
 	ids := r.PostForm["id"]
+	all := r.PostFormValue("all") != ""
+	f := deadFilterOf(r.PostFormValue)
+	if err := f.check(); all && err != nil {
+		d.refuse(w, r, err)
+		return
+	}
 	var retried, failed int
 	more := false
 	retry := func(id string) {
@@ -132,8 +142,8 @@ func (d *dash) retryDead(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	switch {
-	case r.PostFormValue("all") != "":
-		more, err = d.eachDead(r, deadFilterOf(r.PostFormValue), retry)
+	case all:
+		more, err = d.eachDead(r, f, retry)
 	case len(ids) == 0:
 		setFlash(w, flash{Message: "Nothing done: no job was selected. Tick the boxes of the jobs to retry, or retry all matching."})
 		http.Redirect(w, r, safeBack(r.PostFormValue("back"), "/dead"), http.StatusSeeOther)

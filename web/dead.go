@@ -47,6 +47,9 @@ func (d *dash) deadPanel(rq *request) (templ.Component, error) {
 		return nil, errNoInsights
 	}
 	f := deadFilterOf(rq.query)
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	page, err := d.ins.JobListDead(rq.ctx, &store.JobListDeadParams{Queue: f.Queue, Kind: f.Kind,
 		Reason: store.DeadReason(f.Reason), Cursor: rq.query("cursor"), MaxBytes: store.DefaultPageBytes})
 	if err != nil {
@@ -87,6 +90,11 @@ func (d *dash) deadHead(rq *request) templ.Component {
 		}
 	}
 	return deadFilterView(f)
+}
+
+// check refuses a filter with a bad name or an unknown reason.
+func (f deadFilter) check() error {
+	return firstBad(checkName("queue", f.Queue, true), checkName("kind", f.Kind, true), checkReason(f.Reason))
 }
 
 // filtered reports whether the filter narrows the list.

@@ -16,10 +16,11 @@ import (
 	"github.com/tetherq/tether/web"
 )
 
-// env is the dashboard over a fresh SQLite file, at an injected instant.
+// env is the dashboard over a fresh store (a SQLite file unless the test
+// picks a backend), at an injected instant.
 type env struct {
 	t       *testing.T
-	store   *sqlite.Store
+	store   backendStore
 	clock   *storetest.Clock
 	handler http.Handler
 }
@@ -36,12 +37,19 @@ func setup(t *testing.T, opts ...option) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return setupOn(t, st, opts...)
+}
+
+// setupOn is setup over st, an empty store of any backend.
+func setupOn(t *testing.T, st backendStore, opts ...option) *env {
+	t.Helper()
 	e := &env{t: t, store: st, clock: storetest.NewClock(storetest.Base)}
 	cfg := web.Config{Store: st, Insights: st, Now: e.clock.Now, NodeID: "node-1", Version: "v-test",
 		HeartbeatInterval: 5 * time.Second, DeadAfter: 15 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var err error
 	e.handler, err = web.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -73,13 +73,18 @@ func searchOf(rq *request) jobSearch {
 		Q: strings.TrimSpace(rq.query("q"))}
 }
 
+// check refuses a search the API would: bad names or state.
+func (s jobSearch) check() error {
+	return firstBad(checkName("queue", s.Queue, true), checkName("kind", s.Kind, true), checkState(s.State))
+}
+
 func (d *dash) jobsPanel(rq *request) (templ.Component, error) {
 	s := searchOf(rq)
+	if err := s.check(); err != nil {
+		return nil, err
+	}
 	m := jobsPanel{Heading: rq.heading("Jobs"), Search: s, Back: rq.back, Base: rq.base}
 	state := store.State(s.State)
-	if s.State != "" && !state.Valid() {
-		state = store.State("none") // matches nothing
-	}
 	cursor := rq.query("cursor")
 	var jobs []*store.Job
 	var next string

@@ -118,6 +118,9 @@ func (d *dash) servePage(p page) http.HandlerFunc {
 				status = http.StatusNotFound
 				lay.Title = "Not found"
 			}
+			if isBadInput(err) {
+				status = http.StatusBadRequest
+			}
 			lay.Panels = append(lay.Panels, c)
 		}
 		w.WriteHeader(status)
@@ -131,8 +134,11 @@ func (d *dash) serveFragment(w http.ResponseWriter, rq *request, p page, id stri
 			continue
 		}
 		c, err := d.buildPanel(rq, pn)
-		if errors.Is(err, errNotFound) {
+		switch {
+		case errors.Is(err, errNotFound):
 			w.WriteHeader(http.StatusNotFound)
+		case isBadInput(err):
+			w.WriteHeader(http.StatusBadRequest)
 		}
 		d.render(rq, w, c)
 		return
@@ -145,7 +151,7 @@ func (d *dash) serveFragment(w http.ResponseWriter, rq *request, p page, id stri
 func (d *dash) buildPanel(rq *request, pn panel) (templ.Component, error) {
 	body, err := pn.build(rq)
 	if err != nil {
-		if !errors.Is(err, errNotFound) {
+		if !errors.Is(err, errNotFound) && !isBadInput(err) {
 			d.log.Error("dashboard panel failed", "panel", pn.id, "err", err)
 		}
 		body = panelError(err)
@@ -161,20 +167,21 @@ func (d *dash) render(rq *request, w http.ResponseWriter, c templ.Component) {
 
 // notFound answers unknown paths with a page that links home.
 func (d *dash) notFound(w http.ResponseWriter, r *http.Request) {
-	rq := d.newRequest(r)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(http.StatusNotFound)
-	d.render(rq, w, layoutView(layout{Title: "Not found", NowMS: rq.now.UnixMilli(), NodeID: d.cfg.NodeID,
-		Version: d.cfg.Version, Panels: []templ.Component{notFoundView(r.URL.Path)}}))
+	d.messagePage(w, r, http.StatusNotFound, "Not found", notFoundView(r.URL.Path))
 }
 
 // crossOrigin answers a refused cross-origin POST: nothing was done.
 func (d *dash) crossOrigin(w http.ResponseWriter, r *http.Request) {
+	d.messagePage(w, r, http.StatusForbidden, "Refused", crossOriginView())
+}
+
+// messagePage answers with a page whose one panel is body.
+func (d *dash) messagePage(w http.ResponseWriter, r *http.Request, status int, title string, body templ.Component) {
 	rq := d.newRequest(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(http.StatusForbidden)
-	d.render(rq, w, layoutView(layout{Title: "Refused", NowMS: rq.now.UnixMilli(), NodeID: d.cfg.NodeID,
-		Version: d.cfg.Version, Panels: []templ.Component{crossOriginView()}}))
+	w.WriteHeader(status)
+	d.render(rq, w, layoutView(layout{Title: title, NowMS: rq.now.UnixMilli(), NodeID: d.cfg.NodeID,
+		Version: d.cfg.Version, Panels: []templ.Component{body}}))
 }
 
 // safeBack returns the local path a form asked to return to, or def when

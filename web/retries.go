@@ -28,6 +28,9 @@ func (d *dash) retriesPanel(rq *request) (templ.Component, error) {
 		return nil, errNoInsights
 	}
 	queue := rq.query("queue")
+	if err := checkName("queue", queue, true); err != nil {
+		return nil, err
+	}
 	page, err := d.ins.JobListRetrying(rq.ctx, &store.JobListRetryingParams{Queue: queue, Cursor: rq.query("cursor"),
 		MaxBytes: store.DefaultPageBytes})
 	if err != nil {

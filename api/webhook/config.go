@@ -9,6 +9,8 @@ import (
 	"os"
 	"regexp"
 	"time"
+
+	"github.com/tetherq/tether/store"
 )
 
 // The hooks file, --hooks:
@@ -40,9 +42,6 @@ const (
 	maxDedupe    = 365 * 24 * time.Hour
 	defaultQueue = "default"
 )
-
-// nameRE is API.md's rule for queue, kind and hook names.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
 // headerRE is an HTTP header name (RFC 9110 token).
 var headerRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
@@ -98,8 +97,8 @@ func (fh *fileHook) hook() (*Hook, error) {
 		h.Queue = defaultQueue
 	}
 	for _, f := range []struct{ field, v string }{{"name", h.Name}, {"queue", h.Queue}, {"kind", h.Kind}} {
-		if !nameRE.MatchString(f.v) {
-			return nil, fmt.Errorf("%s must be 1..128 characters of A-Z a-z 0-9 . _ : -", f.field)
+		if !store.ValidName(f.v) {
+			return nil, fmt.Errorf("%s must be %s", f.field, store.NameRule)
 		}
 	}
 	for _, name := range h.Headers {
@@ -113,6 +112,13 @@ func (fh *fileHook) hook() (*Hook, error) {
 	}
 	if h.Dedupe, err = window("dedupe_ms", fh.DedupeMS, DefaultDedupe, maxDedupe); err != nil {
 		return nil, err
+	}
+	// A captured delivery verifies again until its signed timestamp is
+	// Tolerance old, and that timestamp may itself be Tolerance ahead of
+	// our clock when it first arrives: its id must be remembered that long.
+	if h.Scheme.timestamped() && h.Dedupe < 2*h.Tolerance {
+		return nil, fmt.Errorf("dedupe_ms (%d) must be at least twice tolerance_ms (%d), or a replayed delivery outlives its dedupe record",
+			h.Dedupe.Milliseconds(), h.Tolerance.Milliseconds())
 	}
 	h.Keys, err = keys(h.Scheme, fh.Secrets)
 	return h, err

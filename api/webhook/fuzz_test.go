@@ -85,8 +85,9 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, h := range hooks {
+			timestamped := h.Scheme == webhook.SchemeStandard || h.Scheme == webhook.SchemeStripe
 			if h.Name == "" || h.Kind == "" || h.Queue == "" || h.Tolerance <= 0 || h.Dedupe <= 0 ||
-				(h.Scheme.Signed() && len(h.Keys) == 0) {
+				(h.Scheme.Signed() && len(h.Keys) == 0) || (timestamped && h.Dedupe < 2*h.Tolerance) {
 				t.Fatalf("Parse accepted %+v", h)
 			}
 		}

@@ -15,8 +15,9 @@ const (
 
 // VerifyGitHub checks a GitHub delivery: signature (X-Hub-Signature-256) is
 // "sha256=" and the hex HMAC-SHA256 of body under one of secrets. GitHub
-// signs no timestamp, so replays are caught only by the delivery id.
-// Returns ErrBadSignature on any failure.
+// signs neither a timestamp nor X-GitHub-Delivery: a captured delivery
+// verifies again under any id, at any time, so its body identifies it too
+// (Scheme.DedupesBody). Returns ErrBadSignature on any failure.
 func VerifyGitHub(secrets [][]byte, signature string, body []byte) error {
 	hexSum, ok := strings.CutPrefix(signature, "sha256=")
 	if !ok {

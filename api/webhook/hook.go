@@ -23,6 +23,19 @@ const (
 // Signed reports whether the scheme's signature is the credential.
 func (s Scheme) Signed() bool { return s != SchemeNone }
 
+// DedupesBody reports whether a delivery is also known by its signed body:
+// whether a body seen before is the same delivery whatever id it comes
+// under. True for GitHub alone, whose signature covers the body but not
+// X-GitHub-Delivery, so a captured delivery verifies again under any fresh
+// id. Standard Webhooks signs the id itself and Stripe's id is inside the
+// signed body, so their ids cannot be changed; a "none" hook's identical
+// bodies may well be distinct requests.
+func (s Scheme) DedupesBody() bool { return s == SchemeGitHub }
+
+// timestamped reports whether the scheme signs a timestamp, which the
+// hook's Tolerance bounds.
+func (s Scheme) timestamped() bool { return s == SchemeStandard || s == SchemeStripe }
+
 // Hook is one configured webhook endpoint, POST /v1/hooks/{Name}: every
 // verified delivery becomes a job of Kind in Queue.
 type Hook struct {
@@ -36,7 +49,8 @@ type Hook struct {
 	// Tolerance bounds the skew of signed timestamps (standard-webhooks,
 	// stripe).
 	Tolerance time.Duration
-	// Dedupe is how long a delivery id is remembered.
+	// Dedupe is how long a delivery is remembered (its id, and for GitHub
+	// its body). For a timestamped scheme it is at least twice Tolerance.
 	Dedupe time.Duration
 	// Headers are copied into the job's payload besides the scheme's own.
 	Headers []string

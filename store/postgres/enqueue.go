@@ -48,9 +48,10 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 		}
 		return b.result(), nil
 	}
+	keys := p.IdempotencyKeys()
 	for range keyTries {
-		if p.IdempotencyKey != "" {
-			if res, err := s.replay(ctx, p); res != nil || err != nil {
+		if len(keys) > 0 {
+			if res, err := s.replay(ctx, p, keys); res != nil || err != nil {
 				return res, err
 			}
 		}
@@ -59,8 +60,8 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 			if err := b.insert(ctx, tx); err != nil {
 				return err
 			}
-			if p.IdempotencyKey != "" && len(b.jobs) > 0 {
-				return recordKey(ctx, tx, p, b.jobs[0].ID, b.now)
+			if len(keys) > 0 && len(b.jobs) > 0 {
+				return recordKeys(ctx, tx, p, keys, b.jobs[0].ID, b.now)
 			}
 			return nil
 		})
@@ -79,13 +80,14 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 // call found it free.
 var errKeyTaken = errors.New("idempotency key recorded concurrently")
 
-// replay answers a repeated idempotency key from its record: the first
-// call's job (only its id if it was pruned since), or ErrConflict. It
-// returns nil, nil when the key is free.
-func (s *Store) replay(ctx context.Context, p *store.JobEnqueueParams) (*store.JobEnqueueResult, error) {
+// replay answers a repeated idempotency key from the record of the first
+// of keys that has a live one: the first call's job (only its id if it was
+// pruned since), or ErrConflict. It returns nil, nil when every key is free.
+func (s *Store) replay(ctx context.Context, p *store.JobEnqueueParams, keys []string) (*store.JobEnqueueResult, error) {
 	var hash, jobID string
 	err := s.pool.QueryRow(ctx, `SELECT request_hash, job_id::text FROM idempotency_keys
-		WHERE key = $1 AND expires_at > $2`, p.IdempotencyKey, store.Trunc(p.Now)).Scan(&hash, &jobID)
+		WHERE key = ANY($1) AND expires_at > $2 ORDER BY array_position($1, key) LIMIT 1`,
+		keys, store.Trunc(p.Now)).Scan(&hash, &jobID)
 	if isNoRows(err) {
 		return nil, nil
 	}
@@ -105,23 +107,25 @@ func (s *Store) replay(ctx context.Context, p *store.JobEnqueueParams) (*store.J
 	return &store.JobEnqueueResult{Jobs: []*store.Job{j}, Existing: []bool{true}, Replayed: true}, nil
 }
 
-// recordKey stores the idempotency key for p's TTL (default
-// store.IdempotencyTTL), taking over an expired record.
-// Returns errKeyTaken if a live record exists (a concurrent call's, which
-// Postgres made this insert wait for).
-func recordKey(ctx context.Context, tx pgx.Tx, p *store.JobEnqueueParams, jobID string, now time.Time) error {
+// recordKeys stores the idempotency keys (distinct) for p's TTL (default
+// store.IdempotencyTTL), taking over expired records. Keys are written in
+// sorted order, so two calls sharing keys wait for each other instead of
+// deadlocking. Returns errKeyTaken if any has a live record (a concurrent
+// call's, which Postgres made this insert wait for).
+func recordKeys(ctx context.Context, tx pgx.Tx, p *store.JobEnqueueParams, keys []string, jobID string, now time.Time) error {
 	ttl := p.IdempotencyTTL
 	if ttl <= 0 {
 		ttl = store.IdempotencyTTL
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, job_id, expires_at)
-		VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash,
+		SELECT k, $2, $3, $4 FROM unnest($1::text[]) AS k ORDER BY k
+		ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash,
 		job_id = excluded.job_id, expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= $5`,
-		p.IdempotencyKey, p.RequestHash, jobID, now.Add(ttl), now)
+		keys, p.RequestHash, jobID, now.Add(ttl), now)
 	if err != nil {
-		return fmt.Errorf("record idempotency key: %w", err)
+		return fmt.Errorf("record idempotency keys: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if tag.RowsAffected() < int64(len(keys)) {
 		return errKeyTaken
 	}
 	return nil

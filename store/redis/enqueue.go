@@ -29,7 +29,12 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 	if ttl <= 0 {
 		ttl = store.IdempotencyTTL
 	}
-	args = append(args, ms(now), p.IdempotencyKey, p.RequestHash, ttl.Milliseconds(), len(p.Jobs))
+	keys := p.IdempotencyKeys()
+	ikey := ""
+	if len(keys) > 0 {
+		ikey = keys[0]
+	}
+	args = append(args, ms(now), ikey, p.RequestHash, ttl.Milliseconds(), len(p.Jobs))
 	for i := range p.Jobs {
 		sp := p.Jobs[i]
 		sp.Normalize(now)
@@ -43,6 +48,11 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 			sp.Timeout.Milliseconds(), sp.Backoff.Base.Milliseconds(), sp.Backoff.Max.Milliseconds(),
 			uniqueArg(sp.UniqueKey), orNone(string(tags), "[]"), orNone(string(sp.Metadata), "{}"),
 			payloadArg(sp.Payload))
+	}
+	if len(keys) > 1 { // AlsoKeys go after the jobs, where enqueue.lua reads them
+		for _, k := range keys[1:] {
+			args = append(args, k)
+		}
 	}
 	st, err := s.run(ctx, "enqueue", args...)
 	if err != nil {

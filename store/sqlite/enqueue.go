@@ -24,8 +24,9 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 	res := &store.JobEnqueueResult{}
 	err := s.tx(ctx, func(tx *txn) (bool, error) {
 		*res = store.JobEnqueueResult{}
-		if p.IdempotencyKey != "" {
-			replayed, err := replayKey(ctx, tx, p, res)
+		keys := p.IdempotencyKeys()
+		for _, key := range keys {
+			replayed, err := replayKey(ctx, tx, p, key, res)
 			if err != nil || replayed {
 				return false, err
 			}
@@ -46,15 +47,17 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 			res.Existing = append(res.Existing, existing)
 			wake = wake || (!existing && j.State == store.StateAvailable)
 		}
-		if p.IdempotencyKey != "" && len(res.Jobs) > 0 {
+		if len(res.Jobs) > 0 {
 			ttl := p.IdempotencyTTL
 			if ttl <= 0 {
 				ttl = store.IdempotencyTTL
 			}
-			_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency_keys (key, request_hash, job_id, expires_at)
-				VALUES (?, ?, ?, ?)`, p.IdempotencyKey, p.RequestHash, res.Jobs[0].ID, toMS(now.Add(ttl)))
-			if err != nil {
-				return false, fmt.Errorf("record idempotency key: %w", err)
+			for _, key := range keys {
+				_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency_keys (key, request_hash, job_id, expires_at)
+					VALUES (?, ?, ?, ?)`, key, p.RequestHash, res.Jobs[0].ID, toMS(now.Add(ttl)))
+				if err != nil {
+					return false, fmt.Errorf("record idempotency key: %w", err)
+				}
 			}
 		}
 		return wake, nil
@@ -67,13 +70,13 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 
 // replayKey answers a repeated idempotency key from its record: the first
 // call's job (only its id if it was pruned since), or ErrConflict.
-func replayKey(ctx context.Context, tx *txn, p *store.JobEnqueueParams, res *store.JobEnqueueResult) (bool, error) {
+func replayKey(ctx context.Context, tx *txn, p *store.JobEnqueueParams, key string, res *store.JobEnqueueResult) (bool, error) {
 	var rec struct {
 		Hash  string `db:"request_hash"`
 		JobID string `db:"job_id"`
 	}
 	err := tx.GetContext(ctx, &rec, `SELECT request_hash, job_id FROM idempotency_keys
-		WHERE key = ? AND expires_at > ?`, p.IdempotencyKey, toMS(p.Now))
+		WHERE key = ? AND expires_at > ?`, key, toMS(p.Now))
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

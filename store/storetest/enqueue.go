@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ var enqueueTests = []test{
 	{"IdempotencyConflict", testEnqueueIdempotencyConflict},
 	{"IdempotencyExpiry", testEnqueueIdempotencyExpiry},
 	{"IdempotencyCustomTTL", testEnqueueIdempotencyCustomTTL},
+	{"IdempotencyAlsoKeys", testEnqueueIdempotencyAlsoKeys},
+	{"IdempotencyAlsoKeysConflict", testEnqueueIdempotencyAlsoKeysConflict},
+	{"IdempotencyAlsoKeysConcurrent", testEnqueueIdempotencyAlsoKeysConcurrent},
 }
 
 func testEnqueueSingle(t *testing.T, h *harness) {
@@ -356,5 +360,116 @@ func testEnqueueIdempotencyCustomTTL(t *testing.T, h *harness) {
 	}
 	if res.Replayed || res.Jobs[0].ID == first.Jobs[0].ID {
 		t.Errorf("reuse after the key's own window: replayed %v, want a new job", res.Replayed)
+	}
+}
+
+// enqueueAlso enqueues one job under key and also, with the request hash
+// and key window of a webhook delivery.
+func (h *harness) enqueueAlso(hash, key string, also ...string) (*store.JobEnqueueResult, error) {
+	return h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{
+		Jobs:           []store.JobSpec{{Kind: "k"}},
+		IdempotencyKey: key,
+		AlsoKeys:       also,
+		RequestHash:    hash,
+		IdempotencyTTL: 72 * time.Hour,
+		Now:            h.now(),
+	})
+}
+
+// A request known by two names (a GitHub delivery: its id, and its signed
+// body) replays when either was seen; the first of its keys, in order,
+// that has a live record names the job.
+func testEnqueueIdempotencyAlsoKeys(t *testing.T, h *harness) {
+	first, err := h.enqueueAlso("h", "id-1", "body-x")
+	if err != nil || first.Replayed {
+		t.Fatalf("first call: %v, replayed %v", err, first != nil && first.Replayed)
+	}
+	j1 := first.Jobs[0].ID
+	h.advance(time.Hour)
+	res, err := h.enqueueAlso("h", "id-2", "body-x") // another id, the same body
+	wantReplay(t, res, err, j1)
+	res, err = h.enqueueAlso("h", "id-1", "body-y") // the same id, another body
+	wantReplay(t, res, err, j1)
+	res, err = h.enqueueAlso("h", "body-x") // a key is a key, whichever position recorded it
+	wantReplay(t, res, err, j1)
+
+	second, err := h.enqueueAlso("h", "id-3", "body-z", "body-z") // a key twice is one key
+	if err != nil || second.Replayed || second.Jobs[0].ID == j1 {
+		t.Fatalf("new names: %v, want a new job", err)
+	}
+	j2 := second.Jobs[0].ID
+	res, err = h.enqueueAlso("h", "id-3", "body-x") // both seen, for two jobs: the first key wins
+	wantReplay(t, res, err, j2)
+	res, err = h.enqueueAlso("h", "id-9", "body-x", "body-z")
+	wantReplay(t, res, err, j1)
+
+	// Without an IdempotencyKey there is no idempotency at all.
+	res, err = h.enqueueAlso("h", "", "body-x")
+	if err != nil || res.Replayed {
+		t.Errorf("AlsoKeys without IdempotencyKey: %v, replayed %v; want a new job", err, res != nil && res.Replayed)
+	}
+	if n := h.queue(store.DefaultQueue).Counts[store.StateAvailable]; n != 3 {
+		t.Errorf("%d jobs, want 3", n)
+	}
+	// Every key of the first call lives as long as the window, no longer.
+	h.advance(71*time.Hour + time.Second)
+	for _, key := range []string{"id-1", "body-x"} {
+		res, err := h.enqueueAlso("h", key)
+		if err != nil || res.Replayed {
+			t.Errorf("%s past its window: %v, replayed %v; want a new job", key, err, res != nil && res.Replayed)
+		}
+	}
+}
+
+// A request hash that differs from the record a key finds is a conflict,
+// whichever key found it, and nothing is recorded.
+func testEnqueueIdempotencyAlsoKeysConflict(t *testing.T, h *harness) {
+	first, err := h.enqueueAlso("h1", "id-1", "body-x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.enqueueAlso("h2", "id-2", "body-x")
+	wantErr(t, "another hash under an also key", err, store.ErrConflict)
+	res, err := h.enqueueAlso("h1", "id-2")
+	if err != nil || res.Replayed {
+		t.Errorf("the key of the refused call: %v, replayed %v; want it free", err, res != nil && res.Replayed)
+	}
+	res, err = h.enqueueAlso("h1", "body-x")
+	wantReplay(t, res, err, first.Jobs[0].ID)
+}
+
+// Concurrent calls sharing one of their keys make one job, which all the
+// others replay.
+func testEnqueueIdempotencyAlsoKeysConcurrent(t *testing.T, h *harness) {
+	const calls = 8
+	var (
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+		res   = make([]*store.JobEnqueueResult, calls)
+		errs  = make([]error, calls)
+	)
+	for i := range calls {
+		wg.Go(func() {
+			<-start
+			res[i], errs[i] = h.enqueueAlso("h", fmt.Sprintf("id-%d", i), "body-x")
+		})
+	}
+	close(start)
+	wg.Wait()
+	jobs, created := map[string]bool{}, 0
+	for i := range calls {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		jobs[res[i].Jobs[0].ID] = true
+		if !res[i].Replayed {
+			created++
+		}
+	}
+	if created != 1 || len(jobs) != 1 {
+		t.Errorf("%d calls created %d jobs and answered %d, want 1 of each", calls, created, len(jobs))
+	}
+	if n := h.queue(store.DefaultQueue).Counts[store.StateAvailable]; n != 1 {
+		t.Errorf("%d jobs in the queue, want 1", n)
 	}
 }

@@ -1,12 +1,19 @@
 -- lib: base job
--- enqueue inserts a batch of jobs, in order, under an optional idempotency
--- key. ARGV: prefix, now, idempotency key ('' none), request hash, key TTL
--- in ms, count, then per job the 13 fields read below. Replies
--- {'conflict'}, {'replay', 0, job or {id}} or {'ok', woke, results}, one
--- result per job: 0 for a new job, the existing job for a unique_key match.
+-- enqueue inserts a batch of jobs, in order, under optional idempotency
+-- keys. ARGV: prefix, now, idempotency key ('' none), request hash, key TTL
+-- in ms, count, then per job the 13 fields read below, then the request's
+-- further keys (store.JobEnqueueParams.AlsoKeys, distinct). The first key
+-- with a live record answers. Replies {'conflict'}, {'replay', 0, job or
+-- {id}} or {'ok', woke, results}, one result per job: 0 for a new job, the
+-- existing job for a unique_key match.
 local now, ikey, ihash, ittl = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local idem = P .. 'idem:' .. ikey
+local n = tonumber(ARGV[6])
+local idems = {}
 if ikey ~= '' then
+  idems[1] = P .. 'idem:' .. ikey
+  for i = 7 + n * 13, #ARGV do idems[#idems + 1] = P .. 'idem:' .. ARGV[i] end
+end
+for _, idem in ipairs(idems) do
   local rec = redis.call('HMGET', idem, 'h', 'j', 'e')
   if rec[1] and num(rec[3]) > num(now) then
     if rec[1] ~= ihash then return {'conflict', 0} end
@@ -16,7 +23,6 @@ if ikey ~= '' then
   end
 end
 
-local n = tonumber(ARGV[6])
 local out, queues = {}, {}
 local first
 for i = 0, n - 1 do
@@ -64,8 +70,10 @@ for i = 0, n - 1 do
     first = first or id
   end
 end
-if ikey ~= '' and first then
-  redis.call('HSET', idem, 'h', ihash, 'j', first, 'e', fmt(num(now) + num(ittl)))
-  redis.call('PEXPIRE', idem, ittl)
+if first then
+  for _, idem in ipairs(idems) do
+    redis.call('HSET', idem, 'h', ihash, 'j', first, 'e', fmt(num(now) + num(ittl)))
+    redis.call('PEXPIRE', idem, ittl)
+  end
 end
 return {'ok', woke, out}
