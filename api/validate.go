@@ -40,11 +40,11 @@ const (
 	maxKeyLen        = 255
 	maxTags          = 32
 	maxTagLen        = 64
-	maxLeaseMax      = 1000
+	maxLeaseMax      = store.MaxBatch
 	maxWaitMS        = 30_000
-	maxItems         = 1000 // batch enqueue and settle
-	maxListLimit     = 1000
-	defaultListLimit = 100
+	maxItems         = store.MaxBatch // batch enqueue and settle
+	maxListLimit     = store.MaxBatch
+	defaultListLimit = store.DefaultListLimit
 	maxNames         = 100 // queues and kinds named in one lease or registration
 	maxLabels        = 64
 	maxLabelKeyLen   = 128

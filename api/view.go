@@ -105,7 +105,7 @@ func viewJob(j *store.Job, now time.Time) any {
 func newJobView(j *store.Job, now time.Time) *jobView {
 	v := &jobView{
 		ID: j.ID, Queue: j.Queue, Kind: j.Kind, Payload: orNull(j.Payload),
-		Priority: j.Priority, State: j.State, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
+		Priority: j.Priority, State: j.StateAt(now), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 		TimeoutMS: j.Timeout.Milliseconds(),
 		Backoff:   backoffView{BaseMS: j.Backoff.Base.Milliseconds(), MaxMS: j.Backoff.Max.Milliseconds()},
 		RunAt:     stamp(j.RunAt), CreatedAt: stamp(j.CreatedAt),
@@ -113,9 +113,6 @@ func newJobView(j *store.Job, now time.Time) *jobView {
 		UniqueKey: j.UniqueKey, Tags: j.Tags, Metadata: j.Metadata,
 		LastError: j.LastError, Result: orNull(j.Result), Progress: j.Progress,
 		CancelRequested: j.CancelRequested, Rescues: j.Rescues,
-	}
-	if v.State == store.StateScheduled && !j.RunAt.After(now) {
-		v.State = store.StateAvailable
 	}
 	if v.Tags == nil {
 		v.Tags = []string{}
@@ -187,7 +184,7 @@ type workerView struct {
 
 // workerState is w's liveness at now.
 func (a *API) workerState(w *store.Worker, now time.Time) store.WorkerState {
-	return store.StateAt(w.LastHeartbeatAt, now, a.cfg.HeartbeatInterval, a.cfg.DeadAfter)
+	return store.WorkerStateAt(w.LastHeartbeatAt, now, a.cfg.HeartbeatInterval, a.cfg.DeadAfter)
 }
 
 func (a *API) viewWorker(w *store.Worker, now time.Time) workerView {

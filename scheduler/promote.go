@@ -12,7 +12,7 @@ import (
 // so a burst of jobs due at the same instant becomes available within a few
 // ticks without one long write.
 const (
-	promoteBatch      = 1000
+	promoteBatch      = store.MaxBatch
 	promoteMaxBatches = 10
 )
 

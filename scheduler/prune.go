@@ -20,7 +20,7 @@ const (
 // per tick: retention is not urgent, and short deletes never stall leases
 // behind SQLite's single writer.
 const (
-	pruneBatch      = 1000
+	pruneBatch      = store.MaxBatch
 	pruneMaxBatches = 3
 )
 

@@ -12,7 +12,7 @@ import (
 // backlog of expired leases drains over a few ticks without one long
 // transaction blocking the writers.
 const (
-	reapBatch      = 1000
+	reapBatch      = store.MaxBatch
 	reapMaxBatches = 10
 )
 

@@ -11,7 +11,7 @@ import (
 // recoverBatch is how many orphans one JobListOrphans call returns: enough
 // to clear a dead worker's in-flight jobs in one round trip, small enough
 // that one JobRecover transaction stays short.
-const recoverBatch = 1000
+const recoverBatch = store.MaxBatch
 
 // recoverMaxBatches bounds one tick's recovery so a store whose CAS keeps
 // missing cannot spin the loop; the rest waits for the next tick.

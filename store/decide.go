@@ -115,6 +115,21 @@ func BackoffDelay(b Backoff, n int) time.Duration {
 		d *= 2
 	}
 	d = min(d, b.Max)
-	jitter := (rand.Float64()*0.2 - 0.1) * float64(d)
-	return d + time.Duration(jitter)
+	return d + time.Duration(Jitter()*float64(d))
+}
+
+// Jitter is the fraction of a backoff added to it, in [-0.1, 0.1): the
+// spread that keeps jobs failing together from retrying together. Redis
+// draws it here and passes it to its scripts, whose random numbers repeat
+// from call to call.
+func Jitter() float64 { return rand.Float64()*0.2 - 0.1 }
+
+// ReapMessage is the error a reaped delivery leaves on the job and its
+// attempt.
+const ReapMessage = "lease expired: no ack, fail or extend within the timeout"
+
+// RescueMessage is the error a rescue leaves on the job and its attempt:
+// which worker fell silent and which node recovered the job.
+func RescueMessage(worker, node string) string {
+	return "worker " + worker + " stopped heartbeating; job recovered by " + node
 }

@@ -108,6 +108,16 @@ type Job struct {
 	Attempts []Attempt
 }
 
+// StateAt is the job's state as every answer reads it at now: a scheduled
+// job whose run_at has come reads as available, though the store may not
+// have promoted it yet (it does within a tick).
+func (j *Job) StateAt(now time.Time) State {
+	if j.State == StateScheduled && !j.RunAt.After(now) {
+		return StateAvailable
+	}
+	return j.State
+}
+
 // Outcome is how an attempt ended.
 type Outcome string
 

@@ -7,6 +7,12 @@ import "unicode/utf8"
 // could hold gigabytes: lists stop at a byte budget instead, and the texts
 // and histories that grow without a request's limit are capped.
 const (
+	// MaxBatch is the most one call handles: jobs in a batch enqueue, items
+	// in a settle, jobs in a lease, a list page, and a maintenance call's
+	// default Limit. A store statement of this many rows stays short.
+	MaxBatch = 1000
+	// DefaultListLimit is JobList's page size when Limit is 0.
+	DefaultListLimit = 100
 	// DefaultPageBytes is the byte budget of a list page (JobBytes summed)
 	// when the caller sets none: a few of the largest jobs, or a thousand
 	// ordinary ones.
@@ -96,4 +102,13 @@ func NewestAttempts(a []Attempt) []Attempt {
 		return a[len(a)-MaxAttemptsShown:]
 	}
 	return a
+}
+
+// LimitOr returns n, or def when n is not positive: the Limit of a params
+// struct left zero.
+func LimitOr(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }

@@ -1,6 +1,15 @@
 package store
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
+
+// WakeupPollInterval is how often a shared store wakes its waiting leasers
+// while its wake-up channel (LISTEN/NOTIFY, pub/sub) is down: often enough
+// that a long-poll still sees a new job within half a second, rare enough
+// to cost nothing.
+const WakeupPollInterval = 500 * time.Millisecond
 
 // Hub is an in-process wake-up signal for long-polling leasers. Backends
 // call Signal after every transition that makes jobs leasable (directly for

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-func TestStateAt(t *testing.T) {
+func TestWorkerStateAt(t *testing.T) {
 	last := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
 		silent time.Duration // now − last
@@ -21,13 +21,13 @@ func TestStateAt(t *testing.T) {
 		{time.Hour, WorkerDead},
 	}
 	for _, tt := range tests {
-		got := StateAt(last, last.Add(tt.silent), DefaultHeartbeatInterval, DefaultDeadAfter)
+		got := WorkerStateAt(last, last.Add(tt.silent), DefaultHeartbeatInterval, DefaultDeadAfter)
 		if got != tt.want {
-			t.Errorf("StateAt after %s of silence = %s, want %s", tt.silent, got, tt.want)
+			t.Errorf("WorkerStateAt after %s of silence = %s, want %s", tt.silent, got, tt.want)
 		}
 	}
 	// A short dead_after wins over the suspect band.
-	if got := StateAt(last, last.Add(3*time.Second), 5*time.Second, 2*time.Second); got != WorkerDead {
+	if got := WorkerStateAt(last, last.Add(3*time.Second), 5*time.Second, 2*time.Second); got != WorkerDead {
 		t.Errorf("StateAt with dead_after 2s after 3s = %s, want dead", got)
 	}
 }

@@ -39,8 +39,8 @@ func (d *dash) events(w http.ResponseWriter, r *http.Request) {
 	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || rc.Flush() != nil {
 		return
 	}
-	s := d.hub.subscribe()
-	defer d.hub.unsubscribe(s)
+	s := d.feed.subscribe()
+	defer d.feed.unsubscribe(s)
 	ping := time.NewTicker(d.cfg.PingInterval)
 	defer ping.Stop()
 	for {

@@ -37,7 +37,7 @@ func (d *dash) heldPanel(rq *request) (templ.Component, error) {
 		return nil, err
 	}
 	live := store.LiveNodeIDs(nodes, d.cfg.NodeID, rq.now, d.cfg.DeadAfter)
-	// Suspect begins after two missed heartbeats, as store.StateAt has it.
+	// Suspect begins after two missed heartbeats, as store.WorkerStateAt has it.
 	since := rq.now.Add(-2 * d.cfg.HeartbeatInterval)
 	held, err := d.ins.JobListHeldBySilent(rq.ctx, &store.JobListHeldBySilentParams{SilentSince: since, LiveIDs: live, Limit: maxHeld})
 	if err != nil {

@@ -56,7 +56,7 @@ func (d *dash) jobPanel(rq *request) (templ.Component, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := shownState(j, rq.now)
+	st := j.StateAt(rq.now)
 	m := jobPanel{ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: string(st), Priority: j.Priority,
 		Attempt: j.Attempt, Max: j.MaxAttempts, Rescues: j.Rescues, Timeout: span(j.Timeout),
 		Created: instantAt(j.CreatedAt, rq.now), RunAt: instantAt(j.RunAt, rq.now),

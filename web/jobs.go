@@ -2,7 +2,6 @@ package web
 
 import (
 	"strings"
-	"time"
 
 	"github.com/a-h/templ"
 
@@ -59,15 +58,6 @@ func jobActions(j *store.Job, state store.State) []jobAction {
 	}
 }
 
-// shownState is a job's state as every response reads it: a due scheduled
-// job is available.
-func shownState(j *store.Job, now time.Time) store.State {
-	if j.State == store.StateScheduled && !j.RunAt.After(now) {
-		return store.StateAvailable
-	}
-	return j.State
-}
-
 func searchOf(rq *request) jobSearch {
 	return jobSearch{Queue: rq.query("queue"), State: rq.query("state"), Kind: rq.query("kind"),
 		Q: strings.TrimSpace(rq.query("q"))}
@@ -108,7 +98,7 @@ func (d *dash) jobsPanel(rq *request) (templ.Component, error) {
 		}
 	}
 	for _, j := range jobs {
-		st := shownState(j, rq.now)
+		st := j.StateAt(rq.now)
 		m.Jobs = append(m.Jobs, jobRow{ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: string(st), Attempt: j.Attempt,
 			Max: j.MaxAttempts, Created: instantAt(j.CreatedAt, rq.now), Actions: jobActions(j, st)})
 	}

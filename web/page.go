@@ -27,7 +27,7 @@ type page struct {
 type panel struct {
 	id string
 	// topics are the change notifications it follows, space-separated:
-	// jobs, workers, queues (see hub).
+	// jobs, workers, queues (see feed).
 	topics string
 	build  func(rq *request) (templ.Component, error)
 }

@@ -1,7 +1,7 @@
 package web
 
 // pages lists the dashboard's pages and their panels. Each panel's topics
-// say which changes refresh it (see hub).
+// say which changes refresh it (see feed).
 func (d *dash) pages() []page {
 	queues := panel{"queues", "jobs queues", d.queuesPanel}
 	return []page{

@@ -64,7 +64,7 @@ type dash struct {
 	ins   store.Insights // may be nil
 	now   func() time.Time
 	log   *slog.Logger
-	hub   *hub
+	feed  *feed
 }
 
 // New checks cfg and returns the dashboard's handler. Unsafe requests from
@@ -93,7 +93,7 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	d := &dash{cfg: cfg, store: cfg.Store, ins: cfg.Insights, now: cfg.Now, log: cfg.Logger}
-	d.hub = newHub(d.snapshot, cfg.PollInterval, cfg.Shutdown, cfg.Logger)
+	d.feed = newFeed(d.snapshot, cfg.PollInterval, cfg.Shutdown, cfg.Logger)
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(d.crossOrigin))
 	return cop.Handler(d.routes()), nil
@@ -119,5 +119,5 @@ func (d *dash) routes() http.Handler {
 
 // workerState is w's liveness at now, as the API reports it.
 func (d *dash) workerState(last, now time.Time) store.WorkerState {
-	return store.StateAt(last, now, d.cfg.HeartbeatInterval, d.cfg.DeadAfter)
+	return store.WorkerStateAt(last, now, d.cfg.HeartbeatInterval, d.cfg.DeadAfter)
 }

@@ -135,7 +135,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p50, p99 := percentile(lat, 0.50), percentile(lat, 0.99)
 	fmt.Fprintf(stdout, "tether n=%d producers=%d workers=%d batch=%d enqueue=%.0f jobs/s work=%.0f jobs/s lease+settle p50=%s p99=%s cpu/job client=%s server=%s\n",
 		cfg.jobs, cfg.producers, cfg.workers, cfg.batch,
-		float64(cfg.jobs)/enqueued.Seconds(), float64(cfg.jobs)/worked.Seconds(), ms(p50), ms(p99),
+		float64(cfg.jobs)/enqueued.Seconds(), float64(cfg.jobs)/worked.Seconds(), msText(p50), msText(p99),
 		perJob(clientOK, clientAfter-clientBefore),
 		perJob(serverOK && serverAfterOK, time.Duration((serverAfter-serverBefore)*float64(time.Second))))
 	return nil

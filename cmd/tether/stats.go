@@ -19,6 +19,6 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 }
 
 // ms formats d in milliseconds with one decimal: "3.1ms".
-func ms(d time.Duration) string {
+func msText(d time.Duration) string {
 	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 }

@@ -33,7 +33,7 @@ func TestPercentile(t *testing.T) {
 
 func TestMs(t *testing.T) {
 	t.Parallel()
-	if got := ms(3140 * time.Microsecond); got != "3.1ms" {
+	if got := msText(3140 * time.Microsecond); got != "3.1ms" {
 		t.Errorf("ms = %q", got)
 	}
 }

@@ -59,7 +59,7 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 	if p.Cursor != "" && !validID(p.Cursor) {
 		return []*store.Job{}, nil
 	}
-	limit, cursor := limitOr(p.Limit, 100), p.Cursor
+	limit, cursor := store.LimitOr(p.Limit, store.DefaultListLimit), p.Cursor
 	chunk := limit
 	if p.MaxBytes > 0 {
 		chunk = min(limit, firstListChunk)

@@ -145,7 +145,7 @@ func prefixRange(prefix string) (lo, hi string, ok bool) {
 // in the window. A state the counts show no job in (in the queue, if one is
 // given) answers at once.
 func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store.JobPage, error) {
-	q := &scan{order: "id DESC", limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
+	q := &scan{order: "id DESC", limit: store.LimitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		cursor: func(r *jobRow) string { return r.ID }}
 	prefix := strings.ToLower(p.IDPrefix)
 	lo, hi, ok := prefixRange(prefix)
@@ -196,7 +196,7 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 // jobs_dead_queue), most recently finished first; kind and reason filters
 // apply in the window.
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
-	q := &scan{order: "finished_at DESC, id DESC", limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
+	q := &scan{order: "finished_at DESC, id DESC", limit: store.LimitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		cursor: func(r *jobRow) string { return joinCursor(deref(r.FinishedAt), r.ID) }}
 	q.drive("state = 'dead'")
 	if p.Queue != "" {
@@ -243,7 +243,7 @@ func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingPar
 		}
 		after = " AND (run_at, id) > (" + q.arg(at) + "::timestamptz, " + q.arg(id) + "::uuid)"
 	}
-	limit := limitOr(p.Limit, store.DefaultInsightsLimit)
+	limit := store.LimitOr(p.Limit, store.DefaultInsightsLimit)
 	lim := q.arg(limit)
 	budget := store.NewBudget(p.MaxBytes)
 	rows, list, full, err := s.queryPage(ctx, &budget, `SELECT `+prefixColumns(jobColumns, "r.")+` FROM (`+queues+`) q
@@ -277,7 +277,7 @@ func (s *Store) JobListHeldBySilent(ctx context.Context, p *store.JobListHeldByS
 		live = []string{}
 	}
 	rows, err := s.pool.Query(ctx, heldBySilentSQL, store.Trunc(p.SilentSince), live,
-		limitOr(p.Limit, store.DefaultInsightsLimit))
+		store.LimitOr(p.Limit, store.DefaultInsightsLimit))
 	if err != nil {
 		return nil, fmt.Errorf("list jobs of silent workers: %w", err)
 	}
@@ -305,7 +305,7 @@ func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]st
 		FROM attempts a LEFT JOIN jobs j ON j.id = a.job_id
 		WHERE a.outcome = 'orphaned' AND a.finished_at >= $1
 		ORDER BY a.finished_at DESC, a.id DESC LIMIT $2`,
-		store.Trunc(p.Since), limitOr(p.Limit, store.DefaultInsightsLimit))
+		store.Trunc(p.Since), store.LimitOr(p.Limit, store.DefaultInsightsLimit))
 	if err != nil {
 		return nil, fmt.Errorf("list rescues: %w", err)
 	}

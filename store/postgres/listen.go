@@ -16,9 +16,9 @@ import (
 // Wake-up defaults.
 const (
 	// pollInterval is how often waiting leasers are woken while the
-	// listener is disconnected, so a long-poll still sees new jobs within
-	// about a second when notifications cannot arrive.
-	pollInterval = time.Second
+	// listener is disconnected, so a long-poll still sees new jobs when
+	// notifications cannot arrive.
+	pollInterval = store.WakeupPollInterval
 	// minBackoff and maxBackoff bound the wait between reconnect attempts:
 	// quick after a single dropped connection, gentle on a database that
 	// is down.

@@ -16,7 +16,7 @@ const promoteSQL = `UPDATE jobs SET state = 'available' WHERE id = ANY(ARRAY(
 // work; the scheduler may call it more than once a tick when many jobs are
 // due.
 func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
-	tag, err := s.lax.Exec(ctx, promoteSQL, store.Trunc(p.Now), limitOr(p.Limit, 1000))
+	tag, err := s.lax.Exec(ctx, promoteSQL, store.Trunc(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
 	if err != nil {
 		return 0, fmt.Errorf("promote: %w", err)
 	}

@@ -30,7 +30,7 @@ const pruneJobsSQL = `WITH victims AS (
 func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, pruneJobsSQL, store.Trunc(p.SucceededBefore), store.Trunc(p.DeadBefore),
-		limitOr(p.Limit, 1000)).Scan(&n)
+		store.LimitOr(p.Limit, store.MaxBatch)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("prune jobs: %w", err)
 	}
@@ -40,7 +40,7 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 // KeyPrune deletes expired idempotency keys and webhook delivery ids.
 func (s *Store) KeyPrune(ctx context.Context, p *store.KeyPruneParams) (int, error) {
 	return s.deleteSome(ctx, "prune idempotency keys", `DELETE FROM idempotency_keys WHERE key IN (
-		SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`, store.Trunc(p.Now), limitOr(p.Limit, 1000))
+		SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`, store.Trunc(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // WorkerPrune deletes long-silent workers that hold nothing.
@@ -48,13 +48,13 @@ func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (in
 	return s.deleteSome(ctx, "prune workers", `DELETE FROM workers WHERE id IN (
 		SELECT id FROM workers w WHERE last_heartbeat_at < $1 AND NOT EXISTS (
 			SELECT 1 FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running') LIMIT $2)`,
-		store.Trunc(p.SilentBefore), limitOr(p.Limit, 1000))
+		store.Trunc(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // NodePrune deletes long-silent nodes.
 func (s *Store) NodePrune(ctx context.Context, p *store.NodePruneParams) (int, error) {
 	return s.deleteSome(ctx, "prune nodes", `DELETE FROM nodes WHERE id IN (
-		SELECT id FROM nodes WHERE last_heartbeat_at < $1 LIMIT $2)`, store.Trunc(p.SilentBefore), limitOr(p.Limit, 1000))
+		SELECT id FROM nodes WHERE last_heartbeat_at < $1 LIMIT $2)`, store.Trunc(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // deleteSome runs one bounded delete and returns how many rows it deleted;

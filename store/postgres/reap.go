@@ -19,14 +19,14 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 	now := store.Trunc(p.Now)
 	var reaped []*store.Job
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := scanJobs(tx.Query(ctx, lockExpiredSQL, now, limitOr(p.Limit, 1000)))
+		rows, err := scanJobs(tx.Query(ctx, lockExpiredSQL, now, store.LimitOr(p.Limit, store.MaxBatch)))
 		if err != nil {
 			return fmt.Errorf("lock expired leases: %w", err)
 		}
 		ends := make([]ending, len(rows))
 		for i, row := range rows {
 			d := decide(row, store.EndTimedOut, nil, 0, now)
-			msg := "lease expired: no ack, fail or extend within the timeout"
+			msg := store.ReapMessage
 			ends[i] = ending{row: row, d: d, outcome: d.Outcome, err: &msg, lost: true}
 		}
 		reaped, err = endDeliveries(ctx, tx, ends, now)

@@ -28,7 +28,7 @@ func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParam
 	if live == nil {
 		live = []string{}
 	}
-	rows, err := s.pool.Query(ctx, orphansSQL, store.Trunc(p.DeadBefore), live, limitOr(p.Limit, 1000))
+	rows, err := s.pool.Query(ctx, orphansSQL, store.Trunc(p.DeadBefore), live, store.LimitOr(p.Limit, store.MaxBatch))
 	if err != nil {
 		return nil, fmt.Errorf("list orphans: %w", err)
 	}
@@ -83,7 +83,7 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 		for i, row := range rows {
 			o := byID[row.ID]
 			d := decide(row, store.EndOrphaned, nil, p.MaxRescues, now)
-			msg := fmt.Sprintf("worker %s stopped heartbeating; job recovered by %s", o.WorkerID, p.NodeID)
+			msg := store.RescueMessage(o.WorkerID, p.NodeID)
 			node := p.NodeID
 			var lastHB *time.Time
 			if !o.LastHeartbeatAt.IsZero() {
@@ -108,11 +108,4 @@ func addCounter(ctx context.Context, q querier, name string, n int) error {
 		return fmt.Errorf("count %s: %w", name, err)
 	}
 	return nil
-}
-
-func limitOr(n, def int) int {
-	if n <= 0 {
-		return def
-	}
-	return n
 }

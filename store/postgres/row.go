@@ -81,8 +81,8 @@ func (r *jobRow) job() *store.Job {
 		State:           store.State(r.State),
 		Attempt:         r.Attempt,
 		MaxAttempts:     r.MaxAttempts,
-		Timeout:         ms(r.TimeoutMS),
-		Backoff:         store.Backoff{Base: ms(r.BackoffBaseMS), Max: ms(r.BackoffMaxMS)},
+		Timeout:         millis(r.TimeoutMS),
+		Backoff:         store.Backoff{Base: millis(r.BackoffBaseMS), Max: millis(r.BackoffMaxMS)},
 		RunAt:           r.RunAt.UTC(),
 		CreatedAt:       r.CreatedAt.UTC(),
 		StartedAt:       utc(r.StartedAt),
@@ -144,7 +144,7 @@ func validID(id string) bool {
 	return err == nil && u.String() == id
 }
 
-func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+func millis(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 
 func utc(t *time.Time) *time.Time {
 	if t == nil {

@@ -30,7 +30,7 @@ const listBatch = 200
 // JobList lists jobs newest first. UUIDv7 ids are time-ordered, so the
 // per-queue, per-state id indexes are the order and the cursor is an id.
 func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.Job, error) {
-	limit := limitOr(p.Limit, 100)
+	limit := store.LimitOr(p.Limit, store.DefaultListLimit)
 	jobs := make([]*store.Job, 0, min(limit, listBatch))
 	cursor := p.Cursor
 	budget := store.NewBudget(p.MaxBytes)
@@ -61,7 +61,7 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 
 // JobCancel cancels a waiting job, or requests cancellation of a running one.
 func (s *Store) JobCancel(ctx context.Context, p *store.JobCancelParams) (*store.Job, error) {
-	return s.oneJob(ctx, "cancel", p.ID, ms(store.Trunc(p.Now)))
+	return s.oneJob(ctx, "cancel", p.ID, unixMS(store.Trunc(p.Now)))
 }
 
 // JobRetry puts a dead or cancelled job back in the queue.
@@ -70,12 +70,12 @@ func (s *Store) JobRetry(ctx context.Context, p *store.JobRetryParams) (*store.J
 	if p.Payload != nil {
 		payload = payloadArg(p.Payload)
 	}
-	return s.oneJob(ctx, "retry", p.ID, ms(store.Trunc(p.Now)), payload)
+	return s.oneJob(ctx, "retry", p.ID, unixMS(store.Trunc(p.Now)), payload)
 }
 
 // JobRun makes a scheduled job available now.
 func (s *Store) JobRun(ctx context.Context, p *store.JobRunParams) (*store.Job, error) {
-	return s.oneJob(ctx, "run", p.ID, ms(store.Trunc(p.Now)))
+	return s.oneJob(ctx, "run", p.ID, unixMS(store.Trunc(p.Now)))
 }
 
 // JobDelete removes a job that is not running, with its history.

@@ -167,7 +167,7 @@ func atoi(s string) int {
 
 func fromMS(n int64) time.Time { return time.UnixMilli(n).UTC() }
 
-func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+func unixMS(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
 func msTime(s string) time.Time {
 	n, _ := strconv.ParseInt(s, 10, 64)

@@ -34,7 +34,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 	if len(keys) > 0 {
 		ikey = keys[0]
 	}
-	args = append(args, ms(now), ikey, p.RequestHash, ttl.Milliseconds(), len(p.Jobs))
+	args = append(args, unixMS(now), ikey, p.RequestHash, ttl.Milliseconds(), len(p.Jobs))
 	for i := range p.Jobs {
 		sp := p.Jobs[i]
 		sp.Normalize(now)
@@ -44,7 +44,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 		}
 		specs[i], ids[i] = sp, id.String()
 		tags, _ := json.Marshal(sp.Tags)
-		args = append(args, ids[i], sp.Queue, sp.Kind, sp.Priority, ms(sp.RunAt), sp.MaxAttempts,
+		args = append(args, ids[i], sp.Queue, sp.Kind, sp.Priority, unixMS(sp.RunAt), sp.MaxAttempts,
 			sp.Timeout.Milliseconds(), sp.Backoff.Base.Milliseconds(), sp.Backoff.Max.Milliseconds(),
 			uniqueArg(sp.UniqueKey), orNone(string(tags), "[]"), orNone(string(sp.Metadata), "{}"),
 			payloadArg(sp.Payload))

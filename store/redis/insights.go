@@ -28,7 +28,7 @@ var _ store.Insights = (*Store)(nil)
 // this many entries, and the page's cursor goes on from where they ended.
 const insightsBatch = 1000
 
-func insightsLimit(n int) int { return limitOr(n, store.DefaultInsightsLimit) }
+func insightsLimit(n int) int { return store.LimitOr(n, store.DefaultInsightsLimit) }
 
 // JobListDead lists dead jobs newest finished first, from the per-queue
 // dead sets.
@@ -113,7 +113,7 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 // JobListHeldBySilent lists running jobs of owners silent since
 // p.SilentSince, from the set of workers holding jobs.
 func (s *Store) JobListHeldBySilent(ctx context.Context, p *store.JobListHeldBySilentParams) ([]store.HeldJob, error) {
-	args := []any{ms(p.SilentSince), insightsLimit(p.Limit)}
+	args := []any{unixMS(p.SilentSince), insightsLimit(p.Limit)}
 	for _, id := range p.LiveIDs {
 		args = append(args, id)
 	}
@@ -149,7 +149,7 @@ type rescueEntry struct {
 func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]store.Rescue, error) {
 	since := "-inf"
 	if !p.Since.IsZero() {
-		since = ms(p.Since)
+		since = unixMS(p.Since)
 	}
 	v, err := s.call(ctx, "rescues", since, insightsLimit(p.Limit))
 	if err != nil {
@@ -195,7 +195,7 @@ func (s *Store) ThroughputList(ctx context.Context, p *store.ThroughputListParam
 		for i := range out {
 			m := from.Add(time.Duration(i) * time.Minute)
 			out[i].Minute = m
-			cmds[i] = pl.HMGet(ctx, s.prefix+"tp:"+ms(m), "s", "f", "r")
+			cmds[i] = pl.HMGet(ctx, s.prefix+"tp:"+unixMS(m), "s", "f", "r")
 		}
 		return nil
 	})

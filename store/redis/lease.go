@@ -23,7 +23,7 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 		return nil, fmt.Errorf("lease nonce: %w", err)
 	}
 	args := make([]any, 0, 6+len(p.Queues)+len(p.Kinds))
-	args = append(args, ms(store.Trunc(p.Now)), p.WorkerID, max(p.Max, 0), len(p.Queues))
+	args = append(args, unixMS(store.Trunc(p.Now)), p.WorkerID, max(p.Max, 0), len(p.Queues))
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}

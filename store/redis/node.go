@@ -31,7 +31,7 @@ func (s *Store) NodeHeartbeat(ctx context.Context, p *store.NodeHeartbeatParams)
 
 // NodeStop marks a node stopped.
 func (s *Store) NodeStop(ctx context.Context, p *store.NodeStopParams) error {
-	if _, err := s.call(ctx, "nodestop", p.ID, ms(store.Trunc(p.Now))); err != nil {
+	if _, err := s.call(ctx, "nodestop", p.ID, unixMS(store.Trunc(p.Now))); err != nil {
 		return fmt.Errorf("stop node %q: %w", p.ID, err)
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 
 // JobPromote makes up to Limit due scheduled jobs available.
 func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int, error) {
-	st, err := s.run(ctx, "promote", ms(store.Trunc(p.Now)), limitOr(p.Limit, defaultLimit))
+	st, err := s.run(ctx, "promote", unixMS(store.Trunc(p.Now)), store.LimitOr(p.Limit, store.MaxBatch))
 	if err != nil {
 		return 0, fmt.Errorf("promote: %w", err)
 	}

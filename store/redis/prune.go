@@ -9,7 +9,7 @@ import (
 // JobPrune deletes up to Limit finished jobs past retention, read from the
 // per-queue finished sets by finished_at.
 func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
-	return s.count(ctx, "prune", ms(p.SucceededBefore), ms(p.DeadBefore), limitOr(p.Limit, defaultLimit))
+	return s.count(ctx, "prune", unixMS(p.SucceededBefore), unixMS(p.DeadBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // KeyPrune has nothing to delete: idempotency keys and webhook delivery
@@ -18,12 +18,12 @@ func (s *Store) KeyPrune(context.Context, *store.KeyPruneParams) (int, error) { 
 
 // WorkerPrune deletes long-silent workers that hold nothing.
 func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (int, error) {
-	return s.count(ctx, "workerprune", ms(p.SilentBefore), limitOr(p.Limit, defaultLimit))
+	return s.count(ctx, "workerprune", unixMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // NodePrune deletes long-silent nodes.
 func (s *Store) NodePrune(ctx context.Context, p *store.NodePruneParams) (int, error) {
-	return s.count(ctx, "nodeprune", ms(p.SilentBefore), limitOr(p.Limit, defaultLimit))
+	return s.count(ctx, "nodeprune", unixMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // count runs script name and returns the count it replies.

@@ -12,15 +12,15 @@ import (
 // script, which checks the expiry again (an extend may have come in
 // between).
 func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
-	now := ms(store.Trunc(p.Now))
-	v, err := s.call(ctx, "expired", now, limitOr(p.Limit, defaultLimit))
+	now := unixMS(store.Trunc(p.Now))
+	v, err := s.call(ctx, "expired", now, store.LimitOr(p.Limit, store.MaxBatch))
 	if err != nil {
 		return nil, fmt.Errorf("list expired leases: %w", err)
 	}
 	ids := strs(v)
 	argLists := make([][]any, len(ids))
 	for i, id := range ids {
-		argLists[i] = []any{id, now, jitter()}
+		argLists[i] = []any{id, now, jitter(), store.ReapMessage}
 	}
 	return s.eachJob(ctx, "reap", argLists)
 }

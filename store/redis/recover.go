@@ -7,21 +7,11 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// defaultLimit bounds a batch whose caller gave no limit.
-const defaultLimit = 1000
-
-func limitOr(n, def int) int {
-	if n <= 0 {
-		return def
-	}
-	return n
-}
-
 // JobListOrphans lists running jobs of silent owners. It starts from the
 // set of workers holding jobs, ordered by last sign of life, so it costs
 // O(silent holders + their jobs), never O(running jobs).
 func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParams) ([]store.Orphan, error) {
-	args := []any{ms(p.DeadBefore), limitOr(p.Limit, defaultLimit)}
+	args := []any{unixMS(p.DeadBefore), store.LimitOr(p.Limit, store.MaxBatch)}
 	for _, id := range p.LiveIDs {
 		args = append(args, id)
 	}
@@ -46,7 +36,7 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 	if len(p.Orphans) == 0 {
 		return nil, nil
 	}
-	now := ms(store.Trunc(p.Now))
+	now := unixMS(store.Trunc(p.Now))
 	maxRescues := p.MaxRescues
 	if maxRescues <= 0 {
 		maxRescues = store.DefaultMaxRescues
@@ -55,9 +45,10 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 	for i, o := range p.Orphans {
 		lastHB := ""
 		if !o.LastHeartbeatAt.IsZero() {
-			lastHB = ms(o.LastHeartbeatAt)
+			lastHB = unixMS(o.LastHeartbeatAt)
 		}
-		argLists[i] = []any{o.JobID, o.WorkerID, o.Token, now, p.NodeID, maxRescues, lastHB}
+		argLists[i] = []any{o.JobID, o.WorkerID, o.Token, now, p.NodeID, maxRescues, lastHB,
+			store.RescueMessage(o.WorkerID, p.NodeID)}
 	}
 	return s.eachJob(ctx, "recover", argLists)
 }

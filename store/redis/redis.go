@@ -71,9 +71,8 @@ var _ store.Store = (*Store)(nil)
 const DefaultPrefix = "tether:"
 
 // DefaultPollInterval is how often waiting leasers are woken while the
-// wake-up subscription is down: often enough that a long-poll still sees a
-// job within a second, rare enough to cost nothing.
-const DefaultPollInterval = 500 * time.Millisecond
+// wake-up subscription is down (store.WakeupPollInterval).
+const DefaultPollInterval = store.WakeupPollInterval
 
 // Store is the Redis implementation of store.Store.
 type Store struct {

@@ -249,7 +249,7 @@ func TestRetryIndexUpgrade(t *testing.T) {
 	p, c := s.PrefixForTest(), raw(t, url)
 	for _, cmd := range [][]any{
 		{"DEL", p + "{q}:retry"},
-		{"ZADD", p + "{q}:retry", ms(now), other.Jobs[0].ID}, // available: not retrying
+		{"ZADD", p + "{q}:retry", unixMS(now), other.Jobs[0].ID}, // available: not retrying
 		{"SREM", p + "migrations", "retry-index"},
 		{"HSET", p + "{q}:m", "retrying", n},
 	} {
@@ -296,4 +296,4 @@ func limitOr(limit int) int {
 	return limit
 }
 
-func ms(t time.Time) string { return fmt.Sprint(t.UnixMilli()) }
+func unixMS(t time.Time) string { return fmt.Sprint(t.UnixMilli()) }

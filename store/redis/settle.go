@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 
 	"github.com/tetherq/tether/store"
@@ -11,12 +10,12 @@ import (
 
 // JobAck settles a running job as succeeded.
 func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, error) {
-	return s.oneJob(ctx, "ack", p.ID, p.Token, ms(store.Trunc(p.Now)), string(p.Result))
+	return s.oneJob(ctx, "ack", p.ID, p.Token, unixMS(store.Trunc(p.Now)), string(p.Result))
 }
 
 // JobFail ends a delivery as failed and applies the failure decisions.
 func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (*store.Job, error) {
-	args := []any{p.ID, p.Token, ms(store.Trunc(p.Now))}
+	args := []any{p.ID, p.Token, unixMS(store.Trunc(p.Now))}
 	return s.oneJob(ctx, "fail", append(args, failArgs(p)...)...)
 }
 
@@ -33,10 +32,10 @@ func failArgs(p *store.JobFailParams) []any {
 	return []any{p.Error, noRetry, retryIn, jitter()}
 }
 
-// jitter is BackoffDelay's ±10 %, drawn here because a script's random
-// numbers repeat from call to call.
+// jitter is store.Jitter for a script: lib_end.lua's backoff mirrors
+// store.BackoffDelay with it.
 func jitter() string {
-	return strconv.FormatFloat(rand.Float64()*0.2-0.1, 'g', -1, 64)
+	return strconv.FormatFloat(store.Jitter(), 'g', -1, 64)
 }
 
 // JobExtend pushes a running job's expiry and records progress; it counts
@@ -49,19 +48,19 @@ func (s *Store) JobExtend(ctx context.Context, p *store.JobExtendParams) (*store
 	if p.Progress != nil {
 		progress = strconv.Itoa(*p.Progress)
 	}
-	return s.oneJob(ctx, "extend", p.ID, p.Token, ms(store.Trunc(p.Now)), extend, progress)
+	return s.oneJob(ctx, "extend", p.ID, p.Token, unixMS(store.Trunc(p.Now)), extend, progress)
 }
 
 // JobRelease gives a running job back: attempt − 1, available or scheduled.
 func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*store.Job, error) {
-	return s.oneJob(ctx, "release", p.ID, p.Token, ms(store.Trunc(p.Now)), msFloat(max(p.Delay, 0)))
+	return s.oneJob(ctx, "release", p.ID, p.Token, unixMS(store.Trunc(p.Now)), msFloat(max(p.Delay, 0)))
 }
 
 // JobSettle acks, then fails, many jobs with one script: one round trip
 // and one atomic step for a worker's whole batch.
 func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]error, error) {
 	args := make([]any, 0, 3+3*len(p.Acks)+6*len(p.Fails))
-	args = append(args, ms(store.Trunc(p.Now)), len(p.Acks))
+	args = append(args, unixMS(store.Trunc(p.Now)), len(p.Acks))
 	for _, a := range p.Acks {
 		args = append(args, a.ID, a.Token, string(a.Result))
 	}

@@ -20,7 +20,7 @@ func (s *Store) WorkerRegister(ctx context.Context, p *store.WorkerRegisterParam
 	qs, _ := json.Marshal(queues)
 	lb, _ := json.Marshal(labels)
 	now := store.Trunc(p.Now)
-	v, err := s.call(ctx, "register", p.ID, ms(now), string(qs), string(lb))
+	v, err := s.call(ctx, "register", p.ID, unixMS(now), string(qs), string(lb))
 	if err != nil {
 		return nil, fmt.Errorf("register worker %q: %w", p.ID, err)
 	}
@@ -31,7 +31,7 @@ func (s *Store) WorkerRegister(ctx context.Context, p *store.WorkerRegisterParam
 // WorkerHeartbeat records a sign of life and reports cancelled and lost
 // jobs, each lost job once.
 func (s *Store) WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatParams) (*store.WorkerHeartbeatResult, error) {
-	args := []any{p.ID, ms(store.Trunc(p.Now))}
+	args := []any{p.ID, unixMS(store.Trunc(p.Now))}
 	for _, id := range p.InFlight {
 		args = append(args, id)
 	}
@@ -48,7 +48,7 @@ func (s *Store) WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatPar
 
 // WorkerDeregister removes a worker and releases its jobs at once.
 func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterParams) error {
-	if _, err := s.run(ctx, "deregister", p.ID, ms(store.Trunc(p.Now))); err != nil {
+	if _, err := s.run(ctx, "deregister", p.ID, unixMS(store.Trunc(p.Now))); err != nil {
 		return fmt.Errorf("deregister %q: %w", p.ID, err)
 	}
 	return nil
@@ -59,7 +59,7 @@ func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterP
 func (s *Store) WorkerList(ctx context.Context, p *store.WorkerListParams) ([]*store.Worker, error) {
 	since := "-inf"
 	if !p.SeenAfter.IsZero() {
-		since = ms(p.SeenAfter)
+		since = unixMS(p.SeenAfter)
 	}
 	v, err := s.call(ctx, "workers", since)
 	if err != nil {

@@ -77,7 +77,7 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 		args = append(args, p.Cursor)
 	}
 	query += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, limitOr(p.Limit, 100))
+	args = append(args, store.LimitOr(p.Limit, store.DefaultListLimit))
 	_, jobs, _, err := s.selectPage(ctx, p.MaxBytes, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)

@@ -28,7 +28,7 @@ func decide(row *jobRow, e store.Ending, retryIn *time.Duration, maxRescues int,
 		Rescues:         row.Rescues,
 		MaxRescues:      maxRescues,
 		CancelRequested: row.CancelRequested,
-		Backoff:         store.Backoff{Base: ms(row.BackoffBaseMS), Max: ms(row.BackoffMaxMS)},
+		Backoff:         store.Backoff{Base: millis(row.BackoffBaseMS), Max: millis(row.BackoffMaxMS)},
 		RetryIn:         retryIn,
 		Now:             now,
 	})

@@ -91,7 +91,7 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 		return &store.JobPage{}, err
 	}
 	l := listScan{from: "jobs", order: "id DESC", keys: "0 AS k, id",
-		limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
+		limit: store.LimitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		key: func(*jobRow) int64 { return 0 }, cursor: func(_ int64, id string) string { return id }}
 	var conds []string
 	addFilter := func(col, val string) {
@@ -166,7 +166,7 @@ func (s *Store) searchDrive(ctx context.Context, p *store.JobSearchParams) (stri
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
 	l := listScan{from: "jobs INDEXED BY jobs_dead", where: "state = 'dead'",
 		order: "finished_at DESC, id DESC", keys: "finished_at AS k, id",
-		limit: limitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
+		limit: store.LimitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		key: func(r *jobRow) int64 { return r.FinishedAt.Int64 }, cursor: joinCursor}
 	if p.Queue != "" {
 		l.from, l.where, l.args = "jobs INDEXED BY jobs_dead_queue", "state = 'dead' AND queue = ?", []any{p.Queue}
@@ -206,7 +206,7 @@ func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingPar
 		where += " AND (run_at, id) > (?, ?)"
 		args = append(args, k, id)
 	}
-	limit := limitOr(p.Limit, store.DefaultInsightsLimit)
+	limit := store.LimitOr(p.Limit, store.DefaultInsightsLimit)
 	rows, jobs, full, err := s.selectPage(ctx, p.MaxBytes, `SELECT `+jobColumns+` FROM `+from+` WHERE `+where+
 		` ORDER BY run_at, id LIMIT ?`, append(args, limit)...)
 	if err != nil {
@@ -238,7 +238,7 @@ func (s *Store) JobListHeldBySilent(ctx context.Context, p *store.JobListHeldByS
 		jobRow
 		OwnerHB int64 `db:"owner_heartbeat_at"`
 	}
-	if err := s.r.SelectContext(ctx, &rows, query, append(args, limitOr(p.Limit, store.DefaultInsightsLimit))...); err != nil {
+	if err := s.r.SelectContext(ctx, &rows, query, append(args, store.LimitOr(p.Limit, store.DefaultInsightsLimit))...); err != nil {
 		return nil, fmt.Errorf("list jobs of silent workers: %w", err)
 	}
 	out := make([]store.HeldJob, len(rows))
@@ -267,7 +267,7 @@ func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]st
 		FROM attempts a INDEXED BY attempts_rescued LEFT JOIN jobs j ON j.id = a.job_id
 		WHERE a.outcome = 'orphaned' AND a.finished_at >= ?
 		ORDER BY a.finished_at DESC, a.seq DESC LIMIT ?`,
-		toMS(p.Since), limitOr(p.Limit, store.DefaultInsightsLimit))
+		toMS(p.Since), store.LimitOr(p.Limit, store.DefaultInsightsLimit))
 	if err != nil {
 		return nil, fmt.Errorf("list rescues: %w", err)
 	}

@@ -14,7 +14,7 @@ func (s *Store) JobPromote(ctx context.Context, p *store.JobPromoteParams) (int,
 		var queues []string
 		err := tx.SelectContext(ctx, &queues, `UPDATE jobs SET state = 'available' WHERE id IN (
 			SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at LIMIT ?)
-			RETURNING queue`, toMS(p.Now), limitOr(p.Limit, 1000))
+			RETURNING queue`, toMS(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
 		if err != nil {
 			return false, fmt.Errorf("promote: %w", err)
 		}

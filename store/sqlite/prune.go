@@ -19,12 +19,12 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 			SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finished_at < ? LIMIT ?)
 			UNION ALL SELECT id FROM (
 			SELECT id FROM jobs WHERE state = 'dead' AND finished_at < ? LIMIT ?)`,
-			toMS(p.SucceededBefore), limitOr(p.Limit, 1000), toMS(p.DeadBefore), limitOr(p.Limit, 1000))
+			toMS(p.SucceededBefore), store.LimitOr(p.Limit, store.MaxBatch), toMS(p.DeadBefore), store.LimitOr(p.Limit, store.MaxBatch))
 		if err != nil {
 			return false, fmt.Errorf("list prunable jobs: %w", err)
 		}
-		if len(ids) > limitOr(p.Limit, 1000) {
-			ids = ids[:limitOr(p.Limit, 1000)]
+		if len(ids) > store.LimitOr(p.Limit, store.MaxBatch) {
+			ids = ids[:store.LimitOr(p.Limit, store.MaxBatch)]
 		}
 		n = len(ids)
 		return false, deleteJobs(ctx, tx, ids)
@@ -35,7 +35,7 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 // KeyPrune deletes expired idempotency keys and webhook delivery ids.
 func (s *Store) KeyPrune(ctx context.Context, p *store.KeyPruneParams) (int, error) {
 	return s.deleteSome(ctx, "prune idempotency keys", `DELETE FROM idempotency_keys WHERE key IN (
-		SELECT key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`, toMS(p.Now), limitOr(p.Limit, 1000))
+		SELECT key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`, toMS(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // WorkerPrune deletes long-silent workers that hold nothing.
@@ -43,13 +43,13 @@ func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (in
 	return s.deleteSome(ctx, "prune workers", `DELETE FROM workers WHERE id IN (
 		SELECT id FROM workers WHERE last_heartbeat_at < ? AND NOT EXISTS (
 			SELECT 1 FROM jobs WHERE jobs.worker_id = workers.id AND jobs.state = 'running') LIMIT ?)`,
-		toMS(p.SilentBefore), limitOr(p.Limit, 1000))
+		toMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // NodePrune deletes long-silent nodes.
 func (s *Store) NodePrune(ctx context.Context, p *store.NodePruneParams) (int, error) {
 	return s.deleteSome(ctx, "prune nodes", `DELETE FROM nodes WHERE id IN (
-		SELECT id FROM nodes WHERE last_heartbeat_at < ? LIMIT ?)`, toMS(p.SilentBefore), limitOr(p.Limit, 1000))
+		SELECT id FROM nodes WHERE last_heartbeat_at < ? LIMIT ?)`, toMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // deleteSome runs one bounded delete in a write transaction and returns

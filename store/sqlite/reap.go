@@ -15,14 +15,14 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 		reaped = nil
 		var rows []jobRow
 		err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs
-			WHERE state = 'running' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, toMS(now), limitOr(p.Limit, 1000))
+			WHERE state = 'running' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, toMS(now), store.LimitOr(p.Limit, store.MaxBatch))
 		if err != nil {
 			return false, fmt.Errorf("list expired leases: %w", err)
 		}
 		wake := false
 		for i := range rows {
 			d := decide(&rows[i], store.EndTimedOut, nil, 0, now)
-			msg := "lease expired: no ack, fail or extend within the timeout"
+			msg := store.ReapMessage
 			j, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg, lost: true})
 			if err != nil {
 				return false, err

@@ -21,7 +21,7 @@ func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParam
 		}
 	}
 	query += ` ORDER BY w.last_heartbeat_at, j.id LIMIT ?`
-	args = append(args, limitOr(p.Limit, 1000))
+	args = append(args, store.LimitOr(p.Limit, store.MaxBatch))
 	var rows []struct {
 		JobID    string `db:"id"`
 		WorkerID string `db:"worker_id"`
@@ -59,7 +59,7 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 			}
 			d := decide(&row, store.EndOrphaned, nil, p.MaxRescues, now)
 			node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
-			msg := fmt.Sprintf("worker %s stopped heartbeating; job recovered by %s", o.WorkerID, p.NodeID)
+			msg := store.RescueMessage(o.WorkerID, p.NodeID)
 			j, err := endDelivery(ctx, tx, &row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg,
 				recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
 			if err != nil {
@@ -85,11 +85,4 @@ func addCounter(ctx context.Context, tx *txn, name string, n int) error {
 		return fmt.Errorf("count %s: %w", name, err)
 	}
 	return nil
-}
-
-func limitOr(n, def int) int {
-	if n <= 0 {
-		return def
-	}
-	return n
 }

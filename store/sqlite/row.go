@@ -56,7 +56,7 @@ func (r *jobRow) job() *store.Job {
 		Attempt:         r.Attempt,
 		MaxAttempts:     r.MaxAttempts,
 		Timeout:         time.Duration(r.TimeoutMS) * time.Millisecond,
-		Backoff:         store.Backoff{Base: ms(r.BackoffBaseMS), Max: ms(r.BackoffMaxMS)},
+		Backoff:         store.Backoff{Base: millis(r.BackoffBaseMS), Max: millis(r.BackoffMaxMS)},
 		RunAt:           fromMS(r.RunAt),
 		CreatedAt:       fromMS(r.CreatedAt),
 		StartedAt:       timePtr(r.StartedAt),
@@ -101,7 +101,7 @@ func toMS(t time.Time) int64 { return t.UnixMilli() }
 
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
 
-func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+func millis(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 
 func timePtr(v sql.NullInt64) *time.Time {
 	if !v.Valid {

@@ -2,7 +2,8 @@
 -- recover rescues one orphan with a compare-and-set on (id, owner, token,
 -- running): whoever runs it first wins, a racing replica or a stale
 -- listing matches nothing. ARGV: prefix, id, owner, token, now, node id,
--- max rescues, the owner's last sign of life ('' unknown). Replies
+-- max rescues, the owner's last sign of life ('' unknown), the message
+-- (store.RescueMessage). Replies
 -- {'ok', woke, job} or {'skip', 0}.
 local id, owner, token, now, node = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local j = load(id)
@@ -11,8 +12,7 @@ local d = decide(j, 'orphan', nil, tonumber(ARGV[7]), num(now), 0)
 local lh = ARGV[8]
 if lh == '' then lh = nil end
 local attempt, started = j.a, j.sa or ''
-end_delivery(id, j, d, now, {err = 'worker ' .. owner .. ' stopped heartbeating; job recovered by ' .. node,
-  rb = node, lh = lh, lost = true})
+end_delivery(id, j, d, now, {err = ARGV[9], rb = node, lh = lh, lost = true})
 redis.call('HINCRBY', P .. 'stats', 'rescues', 1)
 -- The index of recent rescues (insights.go), by time, capped.
 if d.outcome == 'orphaned' then

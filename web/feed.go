@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Change topics. A panel names the topics it follows; the hub names the
+// Change topics. A panel names the topics it follows; the feed names the
 // topics whose aggregates changed.
 const (
 	topicJobs    = "jobs"    // a count by queue and state, or the rescue total
@@ -21,13 +21,13 @@ const (
 // per topic.
 type snapshot map[string]string
 
-// hub is the one poller of a process and the event streams it feeds. The
+// feed is the one poller of a process and the event streams it feeds. The
 // poller runs only while a stream is open: every interval it reads the
 // store's cheap aggregates (queue counts, worker states, stats) once,
 // whatever the number of streams, and notifies every stream of the topics
 // that changed since the last read, so the store sees one read a second
 // and each page at most one notification a second.
-type hub struct {
+type feed struct {
 	read     func(ctx context.Context) (snapshot, error)
 	interval time.Duration
 	shutdown <-chan struct{}
@@ -38,8 +38,8 @@ type hub struct {
 	running bool
 }
 
-func newHub(read func(context.Context) (snapshot, error), interval time.Duration, shutdown <-chan struct{}, log *slog.Logger) *hub {
-	return &hub{read: read, interval: interval, shutdown: shutdown, log: log, subs: map[*sub]struct{}{}}
+func newFeed(read func(context.Context) (snapshot, error), interval time.Duration, shutdown <-chan struct{}, log *slog.Logger) *feed {
+	return &feed{read: read, interval: interval, shutdown: shutdown, log: log, subs: map[*sub]struct{}{}}
 }
 
 // sub is one event stream's mailbox: topics pile up in pending until the
@@ -77,51 +77,51 @@ func (s *sub) post(topics []string) {
 }
 
 // subscribe adds a stream, starting the poller if it is the first.
-func (h *hub) subscribe() *sub {
+func (f *feed) subscribe() *sub {
 	s := &sub{pending: map[string]bool{}, ready: make(chan struct{}, 1)}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.subs[s] = struct{}{}
-	if !h.running {
-		h.running = true
-		go h.poll()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.subs[s] = struct{}{}
+	if !f.running {
+		f.running = true
+		go f.poll()
 	}
 	return s
 }
 
-func (h *hub) unsubscribe(s *sub) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.subs, s)
+func (f *feed) unsubscribe(s *sub) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.subs, s)
 }
 
 // poll reads a snapshot every interval and posts the changed topics, until
 // no stream is left or shutdown begins.
-func (h *hub) poll() {
-	t := time.NewTicker(h.interval)
+func (f *feed) poll() {
+	t := time.NewTicker(f.interval)
 	defer t.Stop()
 	var last snapshot
 	for {
-		if !h.keepRunning() {
+		if !f.keepRunning() {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*h.interval)
-		now, err := h.read(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*f.interval)
+		now, err := f.read(ctx)
 		cancel()
 		if err != nil {
-			h.log.Warn("dashboard poll failed", "err", err)
+			f.log.Warn("dashboard poll failed", "err", err)
 		} else {
 			if last != nil {
 				if changed := diff(last, now); len(changed) > 0 {
-					h.broadcast(changed)
+					f.broadcast(changed)
 				}
 			}
 			last = now
 		}
 		select {
 		case <-t.C:
-		case <-h.shutdown:
-			h.stop()
+		case <-f.shutdown:
+			f.stop()
 			return
 		}
 	}
@@ -130,25 +130,25 @@ func (h *hub) poll() {
 // keepRunning reports whether a stream is still open, and otherwise marks
 // the poller stopped (under the same lock as subscribe, so a stream that
 // arrives now starts a new one).
-func (h *hub) keepRunning() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.subs) == 0 {
-		h.running = false
+func (f *feed) keepRunning() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.subs) == 0 {
+		f.running = false
 	}
-	return h.running
+	return f.running
 }
 
-func (h *hub) stop() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.running = false
+func (f *feed) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.running = false
 }
 
-func (h *hub) broadcast(topics []string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s := range h.subs {
+func (f *feed) broadcast(topics []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs {
 		s.post(topics)
 	}
 }
