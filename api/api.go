@@ -21,8 +21,8 @@ import (
 // DefaultMaxBody is the request body limit when Config.MaxBody is 0.
 const DefaultMaxBody = 1 << 20
 
-// DefaultBodyTimeout is how long a /v1 request's body may take to arrive
-// when Config.BodyTimeout is 0.
+// DefaultBodyTimeout is how long a request's body may take to arrive when
+// Config.BodyTimeout is 0.
 const DefaultBodyTimeout = 30 * time.Second
 
 // DefaultMaxPollsPerWorker is how many long-poll leases one worker id may
@@ -47,8 +47,8 @@ type Config struct {
 	DeadAfter         time.Duration
 	// MaxBody limits every request body, in bytes.
 	MaxBody int64
-	// BodyTimeout bounds the time to receive a /v1 request's body; default
-	// DefaultBodyTimeout.
+	// BodyTimeout bounds the time to receive a request's body, on every
+	// route that passes Edge; default DefaultBodyTimeout.
 	BodyTimeout time.Duration
 	// MaxRescues is passed to fails, whose decision may count rescues.
 	MaxRescues int

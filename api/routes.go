@@ -44,7 +44,7 @@ func (a *API) Routes(r chi.Router) {
 func (a *API) v1(r chi.Router) {
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Use(limitBody(a.cfg.MaxBody, a.cfg.BodyTimeout))
+	r.Use(limitBody(a.cfg.MaxBody))
 
 	// A hook checks its own credential: a signature, or for scheme "none"
 	// a producer or admin token.

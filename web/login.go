@@ -34,7 +34,13 @@ func LoginHandler(cfg SessionConfig) http.Handler {
 
 func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxLoginForm)
-	fp, ok := s.admin(r.PostFormValue("token"))
+	if err := r.ParseForm(); err != nil {
+		// Too big, malformed, or cut off at the body deadline: no token
+		// was given, so none was refused.
+		renderLogin(w, r, http.StatusBadRequest, loginView{Unreadable: true})
+		return
+	}
+	fp, ok := s.admin(r.PostForm.Get("token"))
 	if !ok {
 		s.log.WarnContext(r.Context(), "dashboard login refused", "remote", r.RemoteAddr)
 		renderLogin(w, r, http.StatusUnauthorized, loginView{Failed: true})

@@ -9,9 +9,11 @@ package web
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// loginView is the login page: Failed after a token that was refused.
+// loginView is the login page: Failed after a token that was refused,
+// Unreadable after a form that did not arrive whole.
 type loginView struct {
-	Failed bool
+	Failed     bool
+	Unreadable bool
 }
 
 func loginPage(v loginView) templ.Component {
@@ -41,7 +43,13 @@ func loginPage(v loginView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<button type=\"submit\">Log in</button></form></main></body></html>")
+		if v.Unreadable {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<p class=\"error\" role=\"alert\">The form did not arrive whole; please try again.</p>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<button type=\"submit\">Log in</button></form></main></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -153,3 +153,16 @@ func TestLoginCrossOriginAndLogout(t *testing.T) {
 		t.Errorf("login page: %d", rec.Code)
 	}
 }
+
+// TestLoginUnreadableForm: a login form that cannot be read whole (here
+// over the size limit; a body cut off at the deadline is the same) is 400,
+// not a refused token.
+func TestLoginUnreadableForm(t *testing.T) {
+	t.Parallel()
+	cfg, _ := sessionSetup("adm")
+	rec := serve(web.LoginHandler(cfg), "POST", "/login", "token=adm&pad="+strings.Repeat("x", 10<<10))
+	if rec.Code != http.StatusBadRequest || rec.Header().Get("Set-Cookie") != "" ||
+		!strings.Contains(rec.Body.String(), "did not arrive whole") {
+		t.Errorf("unreadable form: %d %q", rec.Code, rec.Header().Get("Set-Cookie"))
+	}
+}

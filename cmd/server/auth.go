@@ -40,6 +40,7 @@ type security struct {
 	rateBurst      int
 	rateLimitAdmin float64
 	maxPolls       int
+	maxConnsPerIP  int
 
 	// Loaded from the above by load.
 	tokenList []api.Token
@@ -56,6 +57,7 @@ func (s *security) flags(fs *flag.FlagSet) {
 	fs.IntVar(&s.rateBurst, "rate-burst", defaultRateBurst, "requests a token may make at once above its rate")
 	fs.Float64Var(&s.rateLimitAdmin, "rate-limit-admin", 0, "requests per second per admin token (0: unlimited)")
 	fs.IntVar(&s.maxPolls, "max-polls-per-worker", api.DefaultMaxPollsPerWorker, "long-poll leases one worker id may have waiting; one more is 429")
+	fs.IntVar(&s.maxConnsPerIP, "max-conns-per-ip", api.DefaultMaxConnsPerClient, "connections one client address (an IPv6 /64) may have open; more are closed at once (0: no cap)")
 }
 
 // load reads the tokens and hooks and checks the whole: above all, that a
@@ -98,6 +100,9 @@ func (s *security) load(addr string) error {
 	}
 	if s.maxPolls < 1 {
 		errs = append(errs, errors.New("--max-polls-per-worker must be at least 1"))
+	}
+	if s.maxConnsPerIP < 0 {
+		errs = append(errs, errors.New("--max-conns-per-ip must be 0 (no cap) or more"))
 	}
 	return errors.Join(errs...)
 }

@@ -35,6 +35,7 @@ type server struct {
 	log      *slog.Logger
 	clock    *scheduler.Clock
 	sched    *scheduler.Scheduler
+	api      *api.API
 	http     *http.Server
 	shutdown chan struct{} // closed first on shutdown: long-polls answer empty
 }
@@ -55,7 +56,7 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 	a, err := api.New(api.Config{
 		Store: st, Now: clock.Now, NodeID: cfg.nodeID, Version: version,
 		HeartbeatInterval: cfg.heartbeatInterval, DeadAfter: cfg.deadAfter,
-		MaxBody: int64(cfg.maxBody), MaxRescues: cfg.maxRescues,
+		MaxBody: int64(cfg.maxBody), BodyTimeout: cfg.bodyTimeout, MaxRescues: cfg.maxRescues,
 		Registerer: reg, Gatherer: reg, Logger: log.With("component", "api"),
 		Shutdown: s.shutdown,
 		Tokens:   cfg.tokenList, RateLimits: cfg.rateLimits(), Hooks: cfg.hooks, MaxPollsPerWorker: cfg.maxPolls,
@@ -76,7 +77,7 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 	r.Use(a.Edge)
 	a.Routes(r)
 	r.Handle("/*", cfg.withLogin(r, dash, log.With("component", "web")))
-	s.sched = sched
+	s.sched, s.api = sched, a
 	s.http = &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -95,6 +96,7 @@ func (s *server) serve(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ln = s.api.LimitConns(ln, s.cfg.maxConnsPerIP)
 	bg, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = s.sched.Run(bg) })

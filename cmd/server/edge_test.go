@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// inProcess is a server run by run in the test's own process: cheaper than
+// the binary when a test is about the HTTP side alone.
+type inProcess struct {
+	url  string
+	addr string // host:port
+	mu   sync.Mutex
+	out  strings.Builder
+}
+
+// serveInProcess runs the server on a free loopback port over a fresh
+// SQLite file with args, and stops it at cleanup.
+func serveInProcess(t *testing.T, args ...string) *inProcess {
+	t.Helper()
+	args = append([]string{"--addr", "127.0.0.1:0", "--store", "sqlite:" + filepath.Join(t.TempDir(), "t.db"),
+		"--node-id", "test-node"}, args...)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, args, env(nil), pw)
+		_ = pw.Close()
+		done <- err
+	}()
+	p := &inProcess{}
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
+				listening <- m[1]
+			}
+		}
+	}()
+	select {
+	case p.url = <-listening:
+	case err := <-done:
+		t.Fatalf("server ended before listening: %v\n%s", err, p.output())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no listen line within 30s:\n%s", p.output())
+	}
+	p.addr = strings.TrimPrefix(p.url, "http://")
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	return p
+}
+
+func (p *inProcess) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// rawExchange writes raw to a new connection to addr and reads one answer,
+// failing the test if none comes within 10 s.
+func rawExchange(t *testing.T, addr, raw string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to %q: %v", raw, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp
+}
+
+// TestBodyDeadlineEveryRoute: the body deadline holds beyond /v1. A login
+// whose body stops arriving is answered 400 at the deadline, and a
+// dashboard GET that declares a body it never sends is answered too,
+// instead of either holding its connection for good.
+func TestBodyDeadlineEveryRoute(t *testing.T) {
+	t.Parallel()
+	srv := serveInProcess(t, "--tokens", "adm-token-0123456789:admin", "--body-timeout", "200ms")
+	resp := rawExchange(t, srv.addr, "POST /login HTTP/1.1\r\nHost: "+srv.addr+"\r\n"+
+		"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 40\r\n\r\ntoken=adm")
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("login with a stalled body: %d, want 400", resp.StatusCode)
+	}
+	resp = rawExchange(t, srv.addr, "GET /queues HTTP/1.1\r\nHost: "+srv.addr+"\r\nContent-Length: 10\r\n\r\n")
+	if resp.StatusCode != http.StatusSeeOther || !resp.Close {
+		t.Errorf("dashboard GET with an unsent body: %d, close %v", resp.StatusCode, resp.Close)
+	}
+	if strings.Contains(srv.output(), "dashboard login refused") {
+		t.Errorf("a cut-off login counted as a refused token:\n%s", srv.output())
+	}
+}
+
+// TestConnCapPerIP: with --max-conns-per-ip 1, a second connection from
+// the same address is closed while the first is open.
+func TestConnCapPerIP(t *testing.T) {
+	t.Parallel()
+	srv := serveInProcess(t, "--max-conns-per-ip", "1")
+	first, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	_ = second.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := second.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the connection over the cap was not closed: %v", err)
+	}
+	// The first is served as usual.
+	if _, err := io.WriteString(first, "GET /healthz HTTP/1.1\r\nHost: "+srv.addr+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(first), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the connection within the cap: %v %v", resp, err)
+	}
+}
