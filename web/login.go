@@ -14,7 +14,7 @@ const maxLoginForm = 8 << 10
 func LoginHandler(cfg SessionConfig) http.Handler {
 	s := newSessions(cfg)
 	cop := http.NewCrossOriginProtection()
-	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return noFraming(cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
@@ -29,7 +29,7 @@ func LoginHandler(cfg SessionConfig) http.Handler {
 			w.Header().Set("Allow", "GET, HEAD, POST")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		}
-	}))
+	})))
 }
 
 func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +58,7 @@ func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
 func LogoutHandler(cfg SessionConfig) http.Handler {
 	s := newSessions(cfg)
 	cop := http.NewCrossOriginProtection()
-	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return noFraming(cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -66,12 +66,11 @@ func LogoutHandler(cfg SessionConfig) http.Handler {
 		}
 		http.SetCookie(w, s.cookie(r, "", -1))
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
-	}))
+	})))
 }
 
 func renderLogin(w http.ResponseWriter, r *http.Request, status int, v loginView) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("X-Frame-Options", "DENY")
 	w.WriteHeader(status)
 	_ = loginPage(v).Render(r.Context(), w)
 }

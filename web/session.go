@@ -156,13 +156,13 @@ func (s *sessions) cookie(r *http.Request, value string, maxAge int) *http.Cooki
 func RequireSession(cfg SessionConfig) func(http.Handler) http.Handler {
 	s := newSessions(cfg)
 	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return noFraming(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if s.fromRequest(r) || (r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/static/")) {
 				next.ServeHTTP(w, r)
 				return
 			}
 			w.Header().Set("Cache-Control", "no-store")
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
-		})
+		}))
 	}
 }
