@@ -64,8 +64,14 @@ type Config struct {
 	Shutdown <-chan struct{}
 
 	// Tokens are the bearer tokens and their roles. Empty: no auth, every
-	// route is open (cmd/server allows that on loopback only).
+	// route is open (cmd/server allows that on loopback only), but /v1
+	// refuses writes that a browser sent for a page of another origin.
 	Tokens []Token
+	// AllowedHosts are the host names (without port) this server answers
+	// to; a request with another Host is 403 forbidden, except /healthz and
+	// /readyz. Empty: any. cmd/server sets the loopback names when it
+	// serves a loopback address without tokens (DNS rebinding).
+	AllowedHosts []string
 	// RateLimits limit each token's requests by its role; a role absent
 	// (or with PerSecond 0) is unlimited.
 	RateLimits map[Role]RateLimit
@@ -89,6 +95,7 @@ type API struct {
 	creds  credentials
 	hooks  map[string]*webhook.Hook
 	polls  *pollCount
+	hosts  map[string]bool // AllowedHosts by hostName; nil: any
 }
 
 // New checks cfg, fills its defaults and registers the API's metrics. It
@@ -137,6 +144,12 @@ func New(cfg Config) (*API, error) {
 	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather),
 		creds: newCredentials(cfg.Tokens), hooks: map[string]*webhook.Hook{},
 		polls: &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}}}
+	for _, h := range cfg.AllowedHosts {
+		if a.hosts == nil {
+			a.hosts = map[string]bool{}
+		}
+		a.hosts[hostName(h)] = true
+	}
 	for _, h := range cfg.Hooks {
 		if a.hooks[h.Name] != nil {
 			return nil, fmt.Errorf("api: two hooks are named %q", h.Name)

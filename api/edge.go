@@ -15,10 +15,10 @@ import (
 )
 
 // Edge is what every request to the server passes first, the dashboard's
-// too: a request id, a deadline for the body, and panic recovery. Register
-// it before the routes.
+// too: a request id, a deadline for the body, the Host check of
+// Config.AllowedHosts, and panic recovery. Register it before the routes.
 func (a *API) Edge(next http.Handler) http.Handler {
-	return RequestID(a.bodyDeadline(a.recoverPanic(next)))
+	return RequestID(a.bodyDeadline(a.checkHost(a.recoverPanic(next))))
 }
 
 // bodyDeadline gives every request BodyTimeout to arrive whole: the

@@ -119,7 +119,8 @@ type response struct {
 // else marshalled) and header pairs, and checks the exchange against
 // openapi.yaml: the response always, the request whenever the server
 // accepted it (a request the server refused may break the spec too).
-// A header pair with an empty value removes that header.
+// A header pair with an empty value removes that header; "Host" sets the
+// request's Host.
 func (e *env) do(method, path string, body any, header ...string) *response {
 	e.t.Helper()
 	raw := encodeBody(e.t, body)
@@ -128,9 +129,12 @@ func (e *env) do(method, path string, body any, header ...string) *response {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
-		if header[i+1] == "" {
+		switch {
+		case header[i] == "Host":
+			req.Host = header[i+1]
+		case header[i+1] == "":
 			req.Header.Del(header[i])
-		} else {
+		default:
 			req.Header.Set(header[i], header[i+1])
 		}
 	}

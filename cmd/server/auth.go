@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -41,6 +43,7 @@ type security struct {
 	rateLimitAdmin float64
 	maxPolls       int
 	maxConnsPerIP  int
+	allowedHosts   string
 
 	// Loaded from the above by load.
 	tokenList []api.Token
@@ -57,6 +60,7 @@ func (s *security) flags(fs *flag.FlagSet) {
 	fs.IntVar(&s.rateBurst, "rate-burst", defaultRateBurst, "requests a token may make at once above its rate")
 	fs.Float64Var(&s.rateLimitAdmin, "rate-limit-admin", 0, "requests per second per admin token (0: unlimited)")
 	fs.IntVar(&s.maxPolls, "max-polls-per-worker", api.DefaultMaxPollsPerWorker, "long-poll leases one worker id may have waiting; one more is 429")
+	fs.StringVar(&s.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated, any port; another Host is 403 (default: the loopback names when serving a loopback address without tokens, else any)")
 	fs.IntVar(&s.maxConnsPerIP, "max-conns-per-ip", api.DefaultMaxConnsPerClient, "connections one client address (an IPv6 /64) may have open; more are closed at once (0: no cap)")
 }
 
@@ -101,6 +105,11 @@ func (s *security) load(addr string) error {
 	if s.maxPolls < 1 {
 		errs = append(errs, errors.New("--max-polls-per-worker must be at least 1"))
 	}
+	for _, h := range s.hostList() {
+		if _, _, err := net.SplitHostPort(h); err == nil || h == "" || strings.ContainsAny(h, "/ \t*") {
+			errs = append(errs, fmt.Errorf("--allowed-hosts: %q is not a host name without port", h))
+		}
+	}
 	if s.maxConnsPerIP < 0 {
 		errs = append(errs, errors.New("--max-conns-per-ip must be 0 (no cap) or more"))
 	}
@@ -122,6 +131,38 @@ func exposed(addr string) bool {
 	return ip == nil || !ip.IsLoopback()
 }
 
+// hostList is --allowed-hosts split at its commas.
+func (s *security) hostList() []string {
+	if s.allowedHosts == "" {
+		return nil
+	}
+	hosts := strings.Split(s.allowedHosts, ",")
+	for i := range hosts {
+		hosts[i] = strings.TrimSpace(hosts[i])
+	}
+	return hosts
+}
+
+// hosts are the Host names the server answers to (api.Config.AllowedHosts):
+// --allowed-hosts when given; serving a loopback address without tokens,
+// the loopback names and the address's own, since a page of any site could
+// otherwise reach the open API through DNS rebinding; else any (nil). A
+// server open beyond loopback (--insecure-no-auth) is reached by names
+// only its operator knows, so it takes any unless told.
+func (s *security) hosts(addr string) []string {
+	if s.allowedHosts != "" {
+		return s.hostList()
+	}
+	if len(s.tokenList) > 0 || exposed(addr) {
+		return nil
+	}
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if h, _, err := net.SplitHostPort(addr); err == nil && !slices.Contains(hosts, h) {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
 // rateLimits are the per-role limits for api.Config.
 func (s *security) rateLimits() map[api.Role]api.RateLimit {
 	worker := api.RateLimit{PerSecond: s.rateLimit, Burst: s.rateBurst}
@@ -136,6 +177,10 @@ func (s *security) rateLimits() map[api.Role]api.RateLimit {
 func (s *security) warn(log *slog.Logger, addr string) {
 	if len(s.tokenList) == 0 && exposed(addr) {
 		log.Warn("serving without auth on a non-loopback address (--insecure-no-auth)", "addr", addr)
+		if s.allowedHosts == "" {
+			log.Warn("any Host is answered: set --allowed-hosts to the names clients use, " +
+				"so that no web page can reach this open server through DNS rebinding")
+		}
 	}
 	for i, t := range s.tokenList {
 		if len(t.Secret) < minTokenLen {

@@ -145,3 +145,61 @@ func TestConnCapPerIP(t *testing.T) {
 		t.Errorf("the connection within the cap: %v %v", resp, err)
 	}
 }
+
+// TestAllowedHostsDefault: the Host check is on by default only where it
+// cannot lock out a legitimate client: serving a loopback address without
+// tokens. --allowed-hosts sets it anywhere, and must hold host names.
+func TestAllowedHostsDefault(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string // hosts joined by commas
+	}{
+		{[]string{"--addr", "127.0.0.1:8080"}, "localhost,127.0.0.1,::1"},
+		{[]string{"--addr", "127.0.0.2:0"}, "localhost,127.0.0.1,::1,127.0.0.2"},
+		{[]string{"--addr", "localhost:8080"}, "localhost,127.0.0.1,::1"},
+		{[]string{"--addr", "127.0.0.1:8080", "--tokens", "a:admin"}, ""},
+		{[]string{"--addr", "0.0.0.0:8080", "--insecure-no-auth"}, ""},
+		{[]string{"--addr", "0.0.0.0:8080", "--insecure-no-auth", "--allowed-hosts", "tether.lan, 10.0.0.5"}, "tether.lan,10.0.0.5"},
+		{[]string{"--addr", "0.0.0.0:8080", "--tokens", "a:admin", "--allowed-hosts", "tether.example"}, "tether.example"},
+	} {
+		c, err := parseConfig(tt.args, env(nil), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if got := strings.Join(c.hosts(c.addr), ","); got != tt.want {
+			t.Errorf("%q: hosts %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"tether.lan:8080", "a,,b", "http://tether.lan", "*.lan"} {
+		if _, err := parseConfig([]string{"--allowed-hosts", bad}, env(nil), io.Discard); err == nil ||
+			!strings.Contains(err.Error(), "--allowed-hosts") {
+			t.Errorf("--allowed-hosts %q: %v", bad, err)
+		}
+	}
+}
+
+// TestOpenServerRefusesRebinding: a server open on loopback answers only
+// to loopback names, on the API and the dashboard alike (a page whose own
+// name was rebound to 127.0.0.1 gets 403), and refuses cross-site writes.
+func TestOpenServerRefusesRebinding(t *testing.T) {
+	t.Parallel()
+	srv := serveInProcess(t)
+	_, port, _ := net.SplitHostPort(srv.addr)
+	for _, tt := range []struct {
+		req    string
+		status int
+	}{
+		{"GET /v1/queues HTTP/1.1\r\nHost: rebound.example:" + port + "\r\n\r\n", 403},
+		{"GET / HTTP/1.1\r\nHost: rebound.example:" + port + "\r\n\r\n", 403},
+		{"GET /healthz HTTP/1.1\r\nHost: rebound.example:" + port + "\r\n\r\n", 200},
+		{"GET /v1/queues HTTP/1.1\r\nHost: localhost:" + port + "\r\n\r\n", 200},
+		{"GET / HTTP/1.1\r\nHost: " + srv.addr + "\r\n\r\n", 200},
+		{"POST /v1/jobs HTTP/1.1\r\nHost: " + srv.addr + "\r\nSec-Fetch-Site: cross-site\r\nContent-Length: 12\r\n\r\n{\"kind\":\"k\"}", 403},
+		{"POST /v1/jobs HTTP/1.1\r\nHost: " + srv.addr + "\r\nContent-Length: 12\r\n\r\n{\"kind\":\"k\"}", 201},
+	} {
+		if resp := rawExchange(t, srv.addr, tt.req); resp.StatusCode != tt.status {
+			t.Errorf("%q: %d, want %d", tt.req, resp.StatusCode, tt.status)
+		}
+	}
+}
