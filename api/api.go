@@ -31,6 +31,12 @@ const DefaultBodyTimeout = 30 * time.Second
 // pin a server's connections.
 const DefaultMaxPollsPerWorker = 8
 
+// DefaultMaxPollsPerToken is how many long-poll leases may wait at once
+// under one token when Config.MaxPollsPerToken is 0: many workers share
+// one token, but a leaked token, or a client looping through fresh worker
+// ids, must not pin the server's connections without end.
+const DefaultMaxPollsPerToken = 10_000
+
 // Config is what the API needs. Store is required; every other field has a
 // default.
 type Config struct {
@@ -81,6 +87,10 @@ type Config struct {
 	// id may have waiting; one more is 429 rate_limited. Default
 	// DefaultMaxPollsPerWorker.
 	MaxPollsPerWorker int
+	// MaxPollsPerToken caps the long-poll leases waiting under one token
+	// (with Tokens only); one more is 429 rate_limited. Default
+	// DefaultMaxPollsPerToken.
+	MaxPollsPerToken int
 }
 
 // API is the HTTP API over one store. It is safe for concurrent use.
@@ -94,8 +104,10 @@ type API struct {
 	scrape http.Handler
 	creds  credentials
 	hooks  map[string]*webhook.Hook
-	polls  *pollCount
-	hosts  map[string]bool // AllowedHosts by hostName; nil: any
+	polls  *pollCount // per worker id
+	// tokenPolls counts per token, by credential.key.
+	tokenPolls *pollCount
+	hosts      map[string]bool // AllowedHosts by hostName; nil: any
 }
 
 // New checks cfg, fills its defaults and registers the API's metrics. It
@@ -125,6 +137,9 @@ func New(cfg Config) (*API, error) {
 	if cfg.MaxPollsPerWorker <= 0 {
 		cfg.MaxPollsPerWorker = DefaultMaxPollsPerWorker
 	}
+	if cfg.MaxPollsPerToken <= 0 {
+		cfg.MaxPollsPerToken = DefaultMaxPollsPerToken
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -143,7 +158,8 @@ func New(cfg Config) (*API, error) {
 	}
 	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather),
 		creds: newCredentials(cfg.Tokens), hooks: map[string]*webhook.Hook{},
-		polls: &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}}}
+		polls:      &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}},
+		tokenPolls: &pollCount{max: cfg.MaxPollsPerToken, n: map[string]int{}}}
 	for _, h := range cfg.AllowedHosts {
 		if a.hosts == nil {
 			a.hosts = map[string]bool{}

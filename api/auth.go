@@ -68,6 +68,8 @@ func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\
 // digests are kept, so comparisons are between equal lengths.
 type credential struct {
 	digest [sha256.Size]byte
+	// key is the digest as a string, the token's key in per-token counts.
+	key    string
 	role   Role
 	bucket *bucket
 }
@@ -78,7 +80,8 @@ type credentials []*credential
 func newCredentials(tokens []Token) credentials {
 	out := make(credentials, len(tokens))
 	for i, t := range tokens {
-		out[i] = &credential{digest: sha256.Sum256([]byte(t.Secret)), role: t.Role, bucket: &bucket{}}
+		d := sha256.Sum256([]byte(t.Secret))
+		out[i] = &credential{digest: d, key: string(d[:]), role: t.Role, bucket: &bucket{}}
 	}
 	return out
 }
@@ -106,6 +109,16 @@ func bearer(r *http.Request) (string, bool) {
 	}
 	token = strings.TrimSpace(token)
 	return token, token != ""
+}
+
+// credentialOf returns the credential of r's bearer token, nil without
+// one the server knows.
+func (a *API) credentialOf(r *http.Request) *credential {
+	secret, ok := bearer(r)
+	if !ok {
+		return nil
+	}
+	return a.creds.lookup(secret)
 }
 
 // allow admits requests made with a token of one of roles, within its rate

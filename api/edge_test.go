@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -214,4 +215,31 @@ func TestConnCapPerClient(t *testing.T) {
 	acceptNext()
 	next("a connection after one closed")
 	contains(t, string(e.do("GET", "/metrics", nil).want(http.StatusOK).Body), "tether_connections_refused_total 1")
+}
+
+// TestLongPollCapPerToken: one token gets MaxPollsPerToken long-polls
+// waiting, whatever their worker ids; one more is 429 with Retry-After.
+// Other tokens and short polls are not counted, and an answered poll gives
+// its slot back.
+func TestLongPollCapPerToken(t *testing.T) {
+	t.Parallel()
+	sig := &emptyLeases{empty: make(chan struct{}, 8)}
+	e := setup(t, withTokens, withStore(func(s store.Store) store.Store { sig.Store = s; return sig }),
+		func(c *api.Config) { c.MaxPollsPerToken = 1 })
+	poll := func(token, worker string, waitMS int) *response {
+		return e.do("POST", "/v1/lease", fmt.Sprintf(`{"worker_id":%q,"queues":["q"],"wait_ms":%d}`, worker, waitMS), bearer(token)...)
+	}
+	done := make(chan *response, 1)
+	go func() { done <- poll("work", "w1", 30000) }()
+	<-sig.empty
+	res := poll("work", "w2", 1000)
+	res.problem(http.StatusTooManyRequests, "rate_limited")
+	if got := res.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After %q, want 1", got)
+	}
+	poll("work", "w2", 0).want(http.StatusOK)
+	poll("adm", "w3", 1).want(http.StatusOK)
+	close(e.shutdown)
+	await(t, done)
+	poll("work", "w2", 1).want(http.StatusOK)
 }

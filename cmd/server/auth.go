@@ -42,6 +42,7 @@ type security struct {
 	rateBurst      int
 	rateLimitAdmin float64
 	maxPolls       int
+	maxTokenPolls  int
 	maxConnsPerIP  int
 	allowedHosts   string
 
@@ -60,6 +61,7 @@ func (s *security) flags(fs *flag.FlagSet) {
 	fs.IntVar(&s.rateBurst, "rate-burst", defaultRateBurst, "requests a token may make at once above its rate")
 	fs.Float64Var(&s.rateLimitAdmin, "rate-limit-admin", 0, "requests per second per admin token (0: unlimited)")
 	fs.IntVar(&s.maxPolls, "max-polls-per-worker", api.DefaultMaxPollsPerWorker, "long-poll leases one worker id may have waiting; one more is 429")
+	fs.IntVar(&s.maxTokenPolls, "max-polls-per-token", api.DefaultMaxPollsPerToken, "long-poll leases that may wait at once under one token, whatever their worker ids; one more is 429")
 	fs.StringVar(&s.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated, any port; another Host is 403 (default: the loopback names when serving a loopback address without tokens, else any)")
 	fs.IntVar(&s.maxConnsPerIP, "max-conns-per-ip", api.DefaultMaxConnsPerClient, "connections one client address (an IPv6 /64) may have open; more are closed at once (0: no cap)")
 }
@@ -102,8 +104,8 @@ func (s *security) load(addr string) error {
 	if s.rateLimit < 0 || s.rateLimitAdmin < 0 || s.rateBurst < 1 {
 		errs = append(errs, errors.New("--rate-limit and --rate-limit-admin must be 0 or more, --rate-burst at least 1"))
 	}
-	if s.maxPolls < 1 {
-		errs = append(errs, errors.New("--max-polls-per-worker must be at least 1"))
+	if s.maxPolls < 1 || s.maxTokenPolls < 1 {
+		errs = append(errs, errors.New("--max-polls-per-worker and --max-polls-per-token must be at least 1"))
 	}
 	for _, h := range s.hostList() {
 		if _, _, err := net.SplitHostPort(h); err == nil || h == "" || strings.ContainsAny(h, "/ \t*") {

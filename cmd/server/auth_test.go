@@ -50,7 +50,7 @@ func TestSecurityConfig(t *testing.T) {
 	}
 	limits := c.rateLimits()
 	if limits[api.RoleWorker].PerSecond != defaultRateLimit || limits[api.RoleAdmin].PerSecond != 0 || c.maxPolls != api.DefaultMaxPollsPerWorker ||
-		c.maxConnsPerIP != api.DefaultMaxConnsPerClient {
+		c.maxConnsPerIP != api.DefaultMaxConnsPerClient || c.maxTokenPolls != api.DefaultMaxPollsPerToken {
 		t.Errorf("limits %+v, max polls %d, max conns %d", limits, c.maxPolls, c.maxConnsPerIP)
 	}
 
@@ -79,6 +79,7 @@ func TestSecurityConfig(t *testing.T) {
 		{[]string{"--rate-burst", "0"}, nil, "--rate-burst"},
 		{[]string{"--max-polls-per-worker", "0"}, nil, "--max-polls-per-worker"},
 		{[]string{"--max-conns-per-ip", "-1"}, nil, "--max-conns-per-ip"},
+		{[]string{"--max-polls-per-token", "0"}, nil, "--max-polls-per-token"},
 	}
 	for _, tt := range tests {
 		_, err := parseConfig(tt.args, env(tt.env), io.Discard)

@@ -60,7 +60,8 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 		Registerer: reg, Gatherer: reg, Logger: log.With("component", "api"),
 		Shutdown: s.shutdown,
 		Tokens:   cfg.tokenList, RateLimits: cfg.rateLimits(), Hooks: cfg.hooks, MaxPollsPerWorker: cfg.maxPolls,
-		AllowedHosts: cfg.hosts(cfg.addr),
+		MaxPollsPerToken: cfg.maxTokenPolls,
+		AllowedHosts:     cfg.hosts(cfg.addr),
 	})
 	if err != nil {
 		return nil, err
