@@ -78,6 +78,11 @@ type Config struct {
 	// /readyz. Empty: any. cmd/server sets the loopback names when it
 	// serves a loopback address without tokens (DNS rebinding).
 	AllowedHosts []string
+	// AuthThrottle limits failed authentication per client address; give
+	// the dashboard's login the same one, so that both doors count
+	// together. Default NewAuthThrottle(DefaultAuthFailures,
+	// DefaultAuthFailureWindow).
+	AuthThrottle *AuthThrottle
 	// RateLimits limit each token's requests by its role; a role absent
 	// (or with PerSecond 0) is unlimited.
 	RateLimits map[Role]RateLimit
@@ -139,6 +144,9 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.MaxPollsPerToken <= 0 {
 		cfg.MaxPollsPerToken = DefaultMaxPollsPerToken
+	}
+	if cfg.AuthThrottle == nil {
+		cfg.AuthThrottle = NewAuthThrottle(DefaultAuthFailures, DefaultAuthFailureWindow)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

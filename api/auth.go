@@ -68,7 +68,8 @@ func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\
 // digests are kept, so comparisons are between equal lengths.
 type credential struct {
 	digest [sha256.Size]byte
-	// key is the digest as a string, the token's key in per-token counts.
+	// key is the digest as a string: the token's key in per-token counts
+	// and its id for AuthThrottle.
 	key    string
 	role   Role
 	bucket *bucket
@@ -133,8 +134,9 @@ func (a *API) allow(roles ...Role) func(http.Handler) http.Handler {
 	}
 }
 
-// authorize answers 401 unauthorized without a known token, 403 forbidden
-// for another role, and 429 rate_limited over the token's rate; then it
+// authorize answers 429 rate_limited to an address over its failed
+// authentications (AuthThrottle), 401 unauthorized without a known token,
+// 403 forbidden for another role, and 429 over the token's rate; then it
 // returns false. The token itself is never logged.
 func (a *API) authorize(w http.ResponseWriter, r *http.Request, roles ...Role) bool {
 	if len(a.creds) == 0 {
@@ -144,6 +146,15 @@ func (a *API) authorize(w http.ResponseWriter, r *http.Request, roles ...Role) b
 	var c *credential
 	if ok {
 		c = a.creds.lookup(secret)
+		var id string
+		if c != nil {
+			id = c.key
+		}
+		if wait, allowed := a.cfg.AuthThrottle.Try(r.RemoteAddr, id, a.now()); !allowed {
+			a.refuse(r, codeRateLimited, "")
+			tooMany(w, wait, fmt.Sprintf("too many failed authentications from this address; retry in %ss", retryAfter(wait)))
+			return false
+		}
 	}
 	if c == nil {
 		a.refuse(r, codeUnauthorized, "")

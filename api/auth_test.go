@@ -164,3 +164,50 @@ func TestParseTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthFailuresThrottled: an address that presents wrong tokens gets
+// 429 with Retry-After once over its failures, for any token it did not
+// use before (a right one too: a guesser must not tell them apart), while
+// tokens that authenticated from it before go on working. Addresses count
+// apart (IPv6 by /64), requests without a token are not failures, and the
+// allowance comes back with time.
+func TestAuthFailuresThrottled(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens, func(c *api.Config) { c.AuthThrottle = api.NewAuthThrottle(3, time.Minute) })
+	from := func(addr, token string) *response {
+		header := []string{"RemoteAddr", addr}
+		if token != "" {
+			header = append(header, bearer(token)...)
+		}
+		return e.do("GET", "/v1/stats", nil, header...)
+	}
+	const guesser = "198.51.100.7:4000"
+	from(guesser, "work").want(http.StatusOK)
+	for range 5 {
+		from(guesser, "").problem(http.StatusUnauthorized, "unauthorized") // no token: no guess
+	}
+	for _, wrong := range []string{"guess-1", "guess-2", "guess-3"} {
+		from(guesser, wrong).problem(http.StatusUnauthorized, "unauthorized")
+	}
+	for _, token := range []string{"guess-4", "prod"} {
+		res := from(guesser, token)
+		res.problem(http.StatusTooManyRequests, "rate_limited")
+		if got := res.Header.Get("Retry-After"); got != "20" {
+			t.Errorf("%s: Retry-After %q, want 20", token, got)
+		}
+	}
+	from(guesser, "work").want(http.StatusOK)
+	from("198.51.100.8:4000", "guess-5").problem(http.StatusUnauthorized, "unauthorized")
+
+	for _, wrong := range []string{"guess-1", "guess-2", "guess-3"} {
+		from("[2001:db8:1:2::1]:4000", wrong).want(http.StatusUnauthorized)
+	}
+	from("[2001:db8:1:2::ffff]:4000", "prod").problem(http.StatusTooManyRequests, "rate_limited")
+	from("[2001:db8:1:3::1]:4000", "prod").want(http.StatusOK)
+
+	e.clock.Advance(21 * time.Second) // one failure more
+	from(guesser, "guess-6").want(http.StatusUnauthorized)
+	from(guesser, "guess-7").want(http.StatusTooManyRequests)
+	e.clock.Advance(time.Minute)
+	from(guesser, "prod").want(http.StatusOK)
+}

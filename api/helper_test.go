@@ -120,7 +120,7 @@ type response struct {
 // openapi.yaml: the response always, the request whenever the server
 // accepted it (a request the server refused may break the spec too).
 // A header pair with an empty value removes that header; "Host" sets the
-// request's Host.
+// request's Host, "RemoteAddr" its client address.
 func (e *env) do(method, path string, body any, header ...string) *response {
 	e.t.Helper()
 	raw := encodeBody(e.t, body)
@@ -132,6 +132,8 @@ func (e *env) do(method, path string, body any, header ...string) *response {
 		switch {
 		case header[i] == "Host":
 			req.Host = header[i+1]
+		case header[i] == "RemoteAddr":
+			req.RemoteAddr = header[i+1]
 		case header[i+1] == "":
 			req.Header.Del(header[i])
 		default:

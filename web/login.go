@@ -1,7 +1,9 @@
 package web
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 )
 
 // maxLoginForm bounds the login form's body: one token.
@@ -9,8 +11,9 @@ const maxLoginForm = 8 << 10
 
 // LoginHandler serves /login: GET shows the form, POST takes an admin token
 // once and answers 303 to / with a session cookie (HttpOnly,
-// SameSite=Strict, Secure over HTTPS), or 401 with the form again. A POST
-// from another origin is refused with 403.
+// SameSite=Strict, Secure over HTTPS), or 401 with the form again; 429
+// with Retry-After when cfg.Throttle refuses the address. A POST from
+// another origin is refused with 403.
 func LoginHandler(cfg SessionConfig) http.Handler {
 	s := newSessions(cfg)
 	cop := http.NewCrossOriginProtection()
@@ -40,7 +43,17 @@ func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
 		renderLogin(w, r, http.StatusBadRequest, loginView{Unreadable: true})
 		return
 	}
-	fp, ok := s.admin(r.PostForm.Get("token"))
+	token := r.PostForm.Get("token")
+	fp, id, ok := s.admin(token)
+	if token != "" && s.throttle != nil {
+		if wait, allowed := s.throttle.Try(r.RemoteAddr, id, s.now()); !allowed {
+			secs := max(1, int(math.Ceil(wait.Seconds())))
+			s.log.WarnContext(r.Context(), "dashboard login throttled", "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			renderLogin(w, r, http.StatusTooManyRequests, loginView{RetryAfter: secs})
+			return
+		}
+	}
 	if !ok {
 		s.log.WarnContext(r.Context(), "dashboard login refused", "remote", r.RemoteAddr)
 		renderLogin(w, r, http.StatusUnauthorized, loginView{Failed: true})

@@ -41,16 +41,30 @@ type SessionConfig struct {
 	Now func() time.Time
 	// Logger records failed logins (never what was typed); default none.
 	Logger *slog.Logger
+	// Throttle limits failed logins per client address; nil: none.
+	Throttle Throttle
+}
+
+// Throttle limits failed authentication per client address.
+// *api.AuthThrottle is one; cmd/server gives the login the API's, so that
+// guesses at either door count together.
+type Throttle interface {
+	// Try records that the client at remoteAddr presented a token at now:
+	// tokenID is the SHA-256 digest of the token as a string when it is an
+	// admin token, "" when it is not. It reports false, and the wait for
+	// Retry-After, when the attempt is to be refused unanswered.
+	Try(remoteAddr, tokenID string, now time.Time) (wait time.Duration, ok bool)
 }
 
 // sessions signs and checks session cookies under one configuration.
 type sessions struct {
-	key    []byte
-	ttl    time.Duration
-	now    func() time.Time
-	log    *slog.Logger
-	admins [][sha256.Size]byte // digests of the admin tokens
-	prints []string            // their fingerprints, in the same order
+	key      []byte
+	ttl      time.Duration
+	now      func() time.Time
+	log      *slog.Logger
+	throttle Throttle            // may be nil
+	admins   [][sha256.Size]byte // digests of the admin tokens
+	prints   []string            // their fingerprints, in the same order
 }
 
 // sessionKeyLabel separates the derived key from any other use of the
@@ -58,7 +72,7 @@ type sessions struct {
 const sessionKeyLabel = "tether dashboard session key v1"
 
 func newSessions(cfg SessionConfig) *sessions {
-	s := &sessions{key: cfg.Key, ttl: cfg.TTL, now: cfg.Now}
+	s := &sessions{key: cfg.Key, ttl: cfg.TTL, now: cfg.Now, throttle: cfg.Throttle}
 	if s.ttl <= 0 {
 		s.ttl = DefaultSessionTTL
 	}
@@ -91,9 +105,9 @@ func (s *sessions) fingerprint(token string) string {
 	return hex.EncodeToString(sign(s.key, []byte("token\x00"+token))[:12])
 }
 
-// admin returns the fingerprint of token if it is an admin token. It
-// compares with every admin token in constant time.
-func (s *sessions) admin(token string) (string, bool) {
+// admin returns the fingerprint of token and its id for Throttle if it is
+// an admin token. It compares with every admin token in constant time.
+func (s *sessions) admin(token string) (fp, id string, ok bool) {
 	d := sha256.Sum256([]byte(token))
 	found := -1
 	for i, a := range s.admins {
@@ -102,9 +116,9 @@ func (s *sessions) admin(token string) (string, bool) {
 		}
 	}
 	if found < 0 {
-		return "", false
+		return "", "", false
 	}
-	return s.prints[found], true
+	return s.prints[found], string(d[:]), true
 }
 
 // issue returns a cookie value for a session of the admin token with

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherq/tether/api"
 	"github.com/tetherq/tether/web"
 )
 
@@ -164,5 +165,37 @@ func TestLoginUnreadableForm(t *testing.T) {
 	if rec.Code != http.StatusBadRequest || rec.Header().Get("Set-Cookie") != "" ||
 		!strings.Contains(rec.Body.String(), "did not arrive whole") {
 		t.Errorf("unreadable form: %d %q", rec.Code, rec.Header().Get("Set-Cookie"))
+	}
+}
+
+// TestLoginThrottled: an address over its failed logins gets 429 with
+// Retry-After for any token, the admin token too until that has logged in
+// from there, and no cookie; the allowance comes back with time.
+func TestLoginThrottled(t *testing.T) {
+	t.Parallel()
+	cfg, clock := sessionSetup("adm")
+	cfg.Throttle = api.NewAuthThrottle(2, time.Minute)
+	for _, wrong := range []string{"guess-1", "guess-2"} {
+		if rec, _ := login(t, cfg, wrong); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("%s: %d, want 401", wrong, rec.Code)
+		}
+	}
+	for _, token := range []string{"guess-3", "adm"} {
+		rec, cookie := login(t, cfg, token)
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "30" || cookie != "" ||
+			!strings.Contains(rec.Body.String(), "try again in 30 s") {
+			t.Errorf("%s when throttled: %d, Retry-After %q, cookie %q", token, rec.Code, rec.Header().Get("Retry-After"), cookie)
+		}
+	}
+	clock.now = clock.now.Add(31 * time.Second)
+	if rec, cookie := login(t, cfg, "adm"); rec.Code != http.StatusSeeOther || cookie == "" {
+		t.Fatalf("admin login after the wait: %d", rec.Code)
+	}
+	login(t, cfg, "guess-4")
+	if rec, _ := login(t, cfg, "guess-5"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("throttled again: %d, want 429", rec.Code)
+	}
+	if rec, cookie := login(t, cfg, "adm"); rec.Code != http.StatusSeeOther || cookie == "" {
+		t.Errorf("the admin token that logged in from here was refused: %d", rec.Code)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -45,6 +46,8 @@ type security struct {
 	maxTokenPolls  int
 	maxConnsPerIP  int
 	allowedHosts   string
+	authFailures   int
+	authWindow     time.Duration
 
 	// Loaded from the above by load.
 	tokenList []api.Token
@@ -62,6 +65,8 @@ func (s *security) flags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.rateLimitAdmin, "rate-limit-admin", 0, "requests per second per admin token (0: unlimited)")
 	fs.IntVar(&s.maxPolls, "max-polls-per-worker", api.DefaultMaxPollsPerWorker, "long-poll leases one worker id may have waiting; one more is 429")
 	fs.IntVar(&s.maxTokenPolls, "max-polls-per-token", api.DefaultMaxPollsPerToken, "long-poll leases that may wait at once under one token, whatever their worker ids; one more is 429")
+	fs.IntVar(&s.authFailures, "auth-failures", api.DefaultAuthFailures, "failed authentications (wrong bearer tokens, failed logins) one client address may make at once, and per --auth-failure-window; more is 429 (0: no limit)")
+	fs.DurationVar(&s.authWindow, "auth-failure-window", api.DefaultAuthFailureWindow, "the window of --auth-failures")
 	fs.StringVar(&s.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated, any port; another Host is 403 (default: the loopback names when serving a loopback address without tokens, else any)")
 	fs.IntVar(&s.maxConnsPerIP, "max-conns-per-ip", api.DefaultMaxConnsPerClient, "connections one client address (an IPv6 /64) may have open; more are closed at once (0: no cap)")
 }
@@ -111,6 +116,9 @@ func (s *security) load(addr string) error {
 		if _, _, err := net.SplitHostPort(h); err == nil || h == "" || strings.ContainsAny(h, "/ \t*") {
 			errs = append(errs, fmt.Errorf("--allowed-hosts: %q is not a host name without port", h))
 		}
+	}
+	if s.authFailures < 0 || s.authWindow <= 0 {
+		errs = append(errs, errors.New("--auth-failures must be 0 (no limit) or more, --auth-failure-window positive"))
 	}
 	if s.maxConnsPerIP < 0 {
 		errs = append(errs, errors.New("--max-conns-per-ip must be 0 (no cap) or more"))
@@ -194,12 +202,12 @@ func (s *security) warn(log *slog.Logger, addr string) {
 
 // withLogin puts the dashboard h behind a session when tokens are
 // configured, registering /login and /logout on r; without tokens it
-// returns h as is.
-func (s *security) withLogin(r chi.Router, h http.Handler, log *slog.Logger) http.Handler {
+// returns h as is. Failed logins count in throttle, the API's.
+func (s *security) withLogin(r chi.Router, h http.Handler, throttle *api.AuthThrottle, now func() time.Time, log *slog.Logger) http.Handler {
 	if len(s.tokenList) == 0 {
 		return h
 	}
-	cfg := web.SessionConfig{Key: []byte(s.sessionKey), Logger: log}
+	cfg := web.SessionConfig{Key: []byte(s.sessionKey), Logger: log, Throttle: throttle, Now: now}
 	for _, t := range s.tokenList {
 		if t.Role == api.RoleAdmin {
 			cfg.AdminTokens = append(cfg.AdminTokens, t.Secret)

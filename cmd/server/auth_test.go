@@ -80,6 +80,8 @@ func TestSecurityConfig(t *testing.T) {
 		{[]string{"--max-polls-per-worker", "0"}, nil, "--max-polls-per-worker"},
 		{[]string{"--max-conns-per-ip", "-1"}, nil, "--max-conns-per-ip"},
 		{[]string{"--max-polls-per-token", "0"}, nil, "--max-polls-per-token"},
+		{[]string{"--auth-failures", "-1"}, nil, "--auth-failures"},
+		{[]string{"--auth-failure-window", "0s"}, nil, "--auth-failure-window"},
 	}
 	for _, tt := range tests {
 		_, err := parseConfig(tt.args, env(tt.env), io.Discard)

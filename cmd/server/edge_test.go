@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -201,5 +202,27 @@ func TestOpenServerRefusesRebinding(t *testing.T) {
 		if resp := rawExchange(t, srv.addr, tt.req); resp.StatusCode != tt.status {
 			t.Errorf("%q: %d, want %d", tt.req, resp.StatusCode, tt.status)
 		}
+	}
+}
+
+// TestAuthFailuresShareOneThrottle: wrong bearer tokens on /v1 and failed
+// logins count together per address: after --auth-failures wrong tokens
+// at the API, a login with the right admin token is refused with 429 too.
+func TestAuthFailuresShareOneThrottle(t *testing.T) {
+	t.Parallel()
+	srv := serveInProcess(t, "--tokens", "adm-token-0123456789:admin", "--auth-failures", "2")
+	call := func(req string) *http.Response {
+		return rawExchange(t, srv.addr, strings.ReplaceAll(req, "HOST", srv.addr))
+	}
+	for range 2 {
+		if resp := call("GET /v1/queues HTTP/1.1\r\nHost: HOST\r\nAuthorization: Bearer guess\r\n\r\n"); resp.StatusCode != 401 {
+			t.Fatalf("a wrong token: %d, want 401", resp.StatusCode)
+		}
+	}
+	form := "token=adm-token-0123456789"
+	resp := call("POST /login HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
+		"Content-Length: " + strconv.Itoa(len(form)) + "\r\n\r\n" + form)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("login after failures at the API: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }

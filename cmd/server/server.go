@@ -53,6 +53,7 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	throttle := api.NewAuthThrottle(cfg.authFailures, cfg.authWindow)
 	a, err := api.New(api.Config{
 		Store: st, Now: clock.Now, NodeID: cfg.nodeID, Version: version,
 		HeartbeatInterval: cfg.heartbeatInterval, DeadAfter: cfg.deadAfter,
@@ -61,7 +62,7 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 		Shutdown: s.shutdown,
 		Tokens:   cfg.tokenList, RateLimits: cfg.rateLimits(), Hooks: cfg.hooks, MaxPollsPerWorker: cfg.maxPolls,
 		MaxPollsPerToken: cfg.maxTokenPolls,
-		AllowedHosts:     cfg.hosts(cfg.addr),
+		AllowedHosts:     cfg.hosts(cfg.addr), AuthThrottle: throttle,
 	})
 	if err != nil {
 		return nil, err
@@ -78,7 +79,7 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 	r := chi.NewRouter()
 	r.Use(a.Edge)
 	a.Routes(r)
-	r.Handle("/*", cfg.withLogin(r, dash, log.With("component", "web")))
+	r.Handle("/*", cfg.withLogin(r, dash, throttle, clock.Now, log.With("component", "web")))
 	s.sched, s.api = sched, a
 	s.http = &http.Server{
 		Handler:           r,
