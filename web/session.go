@@ -17,8 +17,10 @@ import (
 // Dashboard sessions. With tokens configured, every dashboard request needs
 // a session cookie, which /login sets once it is given an admin token. The
 // cookie holds no token: only its expiry and a fingerprint of the admin
-// token that opened it, signed with HMAC-SHA256. Any replica with the same
-// key accepts it, and removing that admin token from the configuration ends
+// token that opened it, signed with HMAC-SHA256 under a key that owes
+// nothing to the tokens (one derived from them would let a stolen cookie
+// test guesses at the admin tokens offline). Any replica with the same key
+// accepts it, and removing that admin token from the configuration ends
 // its sessions. The dashboard ignores Authorization headers, and the API
 // ignores this cookie: neither credential opens the other door.
 
@@ -32,8 +34,10 @@ const DefaultSessionTTL = 12 * time.Hour
 type SessionConfig struct {
 	// AdminTokens are the admin bearer tokens; logging in takes one.
 	AdminTokens []string
-	// Key signs session cookies; every replica needs the same one. Empty:
-	// derived from AdminTokens, which the replicas share anyway.
+	// Key signs session cookies; every replica needs the same one. It
+	// must not be empty (LoginHandler, LogoutHandler and RequireSession
+	// panic), nor derived from the tokens: cmd/server takes --session-key,
+	// or makes a random one at start.
 	Key []byte
 	// TTL is a session's life; default DefaultSessionTTL.
 	TTL time.Duration
@@ -67,11 +71,10 @@ type sessions struct {
 	prints   []string            // their fingerprints, in the same order
 }
 
-// sessionKeyLabel separates the derived key from any other use of the
-// admin tokens.
-const sessionKeyLabel = "tether dashboard session key v1"
-
 func newSessions(cfg SessionConfig) *sessions {
+	if len(cfg.Key) == 0 {
+		panic("web: SessionConfig.Key is empty")
+	}
 	s := &sessions{key: cfg.Key, ttl: cfg.TTL, now: cfg.Now, throttle: cfg.Throttle}
 	if s.ttl <= 0 {
 		s.ttl = DefaultSessionTTL
@@ -82,10 +85,6 @@ func newSessions(cfg SessionConfig) *sessions {
 	s.log = cfg.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if len(s.key) == 0 {
-		sorted := slices.Sorted(slices.Values(cfg.AdminTokens))
-		s.key = sign([]byte(sessionKeyLabel), []byte(strings.Join(sorted, "\n")))
 	}
 	for _, t := range cfg.AdminTokens {
 		s.admins = append(s.admins, sha256.Sum256([]byte(t)))

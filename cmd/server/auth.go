@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,13 +53,15 @@ type security struct {
 	// Loaded from the above by load.
 	tokenList []api.Token
 	hooks     []*webhook.Hook
+	// randomKey is set when load made sessionKey up.
+	randomKey bool
 }
 
 func (s *security) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.tokens, "tokens", "", "bearer tokens as secret:role,… (roles admin, producer, worker); prefer TETHER_TOKENS or --tokens-file, since flags show in ps")
 	fs.StringVar(&s.tokensFile, "tokens-file", "", "file of secret:role entries, one a line or comma-separated")
 	fs.BoolVar(&s.insecureNoAuth, "insecure-no-auth", false, "allow serving a non-loopback address without tokens")
-	fs.StringVar(&s.sessionKey, "session-key", "", "key signing dashboard sessions, the same on every replica (default derived from the admin tokens)")
+	fs.StringVar(&s.sessionKey, "session-key", "", "key signing dashboard sessions, the same on every replica (default random at each start: sessions then end at restart and hold on one replica only)")
 	fs.StringVar(&s.hooksFile, "hooks", "", "webhooks file (JSON): name, queue, kind, scheme, secrets of each hook")
 	fs.Float64Var(&s.rateLimit, "rate-limit", defaultRateLimit, "requests per second per producer or worker token (0: unlimited)")
 	fs.IntVar(&s.rateBurst, "rate-burst", defaultRateBurst, "requests a token may make at once above its rate")
@@ -105,6 +108,11 @@ func (s *security) load(addr string) error {
 	}
 	if s.sessionKey != "" && len(s.sessionKey) < minTokenLen {
 		errs = append(errs, fmt.Errorf("--session-key must be at least %d characters", minTokenLen))
+	}
+	if s.sessionKey == "" && len(s.tokenList) > 0 {
+		// Not derived from the tokens: a stolen cookie would then let its
+		// thief test guesses at the admin tokens offline.
+		s.sessionKey, s.randomKey = rand.Text(), true
 	}
 	if s.rateLimit < 0 || s.rateLimitAdmin < 0 || s.rateBurst < 1 {
 		errs = append(errs, errors.New("--rate-limit and --rate-limit-admin must be 0 or more, --rate-burst at least 1"))
@@ -182,8 +190,9 @@ func (s *security) rateLimits() map[api.Role]api.RateLimit {
 	}
 }
 
-// warn logs what is allowed but unwise: serving open beyond loopback, and
-// short tokens (by position and role, never the token).
+// warn logs what is allowed but unwise: serving open beyond loopback,
+// sessions under a key of this process alone, and short tokens (by
+// position and role, never the token).
 func (s *security) warn(log *slog.Logger, addr string) {
 	if len(s.tokenList) == 0 && exposed(addr) {
 		log.Warn("serving without auth on a non-loopback address (--insecure-no-auth)", "addr", addr)
@@ -191,6 +200,10 @@ func (s *security) warn(log *slog.Logger, addr string) {
 			log.Warn("any Host is answered: set --allowed-hosts to the names clients use, " +
 				"so that no web page can reach this open server through DNS rebinding")
 		}
+	}
+	if s.randomKey {
+		log.Warn("dashboard sessions are signed with a key made at start: they end when this process restarts " +
+			"and other replicas refuse them; set --session-key (the same on every replica) to keep them")
 	}
 	for i, t := range s.tokenList {
 		if len(t.Secret) < minTokenLen {

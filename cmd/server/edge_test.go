@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tetherq/tether/web"
 )
 
 // inProcess is a server run by run in the test's own process: cheaper than
@@ -224,5 +229,55 @@ func TestAuthFailuresShareOneThrottle(t *testing.T) {
 		"Content-Length: " + strconv.Itoa(len(form)) + "\r\n\r\n" + form)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("login after failures at the API: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// TestSessionKeyNotFromTokens: without --session-key, sessions are signed
+// with a random key, different at each start: a cookie no longer verifies
+// under the key the tokens used to derive, so it cannot be used to test
+// admin-token guesses offline. The server warns that sessions are then its
+// own.
+func TestSessionKeyNotFromTokens(t *testing.T) {
+	t.Parallel()
+	const admin = "adm-token-0123456789"
+	a, errA := parseConfig([]string{"--tokens", admin + ":admin"}, env(nil), io.Discard)
+	b, errB := parseConfig([]string{"--tokens", admin + ":admin"}, env(nil), io.Discard)
+	if errA != nil || errB != nil || len(a.sessionKey) < minTokenLen || a.sessionKey == b.sessionKey {
+		t.Errorf("random keys %q and %q (%v, %v)", a.sessionKey, b.sessionKey, errA, errB)
+	}
+	if c, _ := parseConfig(nil, env(nil), io.Discard); c.sessionKey != "" {
+		t.Errorf("a key without tokens: %q", c.sessionKey)
+	}
+
+	srv := serveInProcess(t, "--tokens", admin+":admin")
+	form := "token=" + admin
+	resp := rawExchange(t, srv.addr, "POST /login HTTP/1.1\r\nHost: "+srv.addr+"\r\n"+
+		"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: "+strconv.Itoa(len(form))+"\r\n\r\n"+form)
+	var cookie string
+	for _, c := range resp.Cookies() {
+		if c.Name == web.SessionCookie {
+			cookie = web.SessionCookie + "=" + c.Value
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || cookie == "" {
+		t.Fatalf("login: %d, cookie %q", resp.StatusCode, cookie)
+	}
+	if resp := rawExchange(t, srv.addr, "GET /queues HTTP/1.1\r\nHost: "+srv.addr+"\r\nCookie: "+cookie+"\r\n\r\n"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the server refused its own session: %d", resp.StatusCode)
+	}
+	// The key the tokens derived before: HMAC-SHA256 of the sorted admin
+	// tokens under a fixed label.
+	m := hmac.New(sha256.New, []byte("tether dashboard session key v1"))
+	m.Write([]byte(admin))
+	derived := web.SessionConfig{AdminTokens: []string{admin}, Key: m.Sum(nil)}
+	req := httptest.NewRequest("GET", "/queues", nil)
+	req.Header.Set("Cookie", cookie)
+	rec := httptest.NewRecorder()
+	web.RequireSession(derived)(http.NotFoundHandler()).ServeHTTP(rec, req)
+	if rec.Code != http.StatusSeeOther {
+		t.Errorf("the cookie verifies under the key derived from the tokens: %d", rec.Code)
+	}
+	if out := srv.output(); !strings.Contains(out, "set --session-key") {
+		t.Errorf("no warning about the random session key:\n%s", out)
 	}
 }
