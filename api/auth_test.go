@@ -211,3 +211,36 @@ func TestAuthFailuresThrottled(t *testing.T) {
 	e.clock.Advance(time.Minute)
 	from(guesser, "prod").want(http.StatusOK)
 }
+
+// TestUnknownRoutesNeedToken: with tokens, an unknown /v1 route or method,
+// or an unknown hook, is 401 to a request without a good token, so that a
+// stranger cannot map the routes (or the hook names); any role's token
+// gets the 404 or 405. Without tokens they are 404 and 405 to anyone.
+func TestUnknownRoutesNeedToken(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens)
+	for _, tt := range []struct{ method, path string }{
+		{"GET", "/v1/no-such-route"},
+		{"POST", "/v1/admin/debug"},
+		{"GET", "/v1"},
+		{"PUT", "/v1/jobs"},
+		{"GET", "/v1/lease"},
+		{"POST", "/v1/hooks/no-such-hook"},
+	} {
+		for _, header := range [][]string{nil, bearer("wrong")} {
+			res := e.do(tt.method, tt.path, nil, header...)
+			res.problem(http.StatusUnauthorized, "unauthorized")
+		}
+	}
+	e.do("GET", "/v1/no-such-route", nil, bearer("work")...).problem(http.StatusNotFound, "not_found")
+	e.do("POST", "/v1/hooks/no-such-hook", nil, bearer("prod")...).problem(http.StatusNotFound, "not_found")
+	res := e.do("PUT", "/v1/jobs", nil, bearer("prod")...)
+	res.problem(http.StatusMethodNotAllowed, "method_not_allowed")
+	if got := res.Header.Get("Allow"); got != "GET, POST" {
+		t.Errorf("Allow %q, want GET, POST", got)
+	}
+
+	open := setup(t)
+	open.do("GET", "/v1/no-such-route", nil).problem(http.StatusNotFound, "not_found")
+	open.do("PUT", "/v1/jobs", nil).problem(http.StatusMethodNotAllowed, "method_not_allowed")
+}

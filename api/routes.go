@@ -41,10 +41,13 @@ func (a *API) Routes(r chi.Router) {
 	})
 }
 
-// v1 registers the /v1 routes in groups by the roles API.md allows.
+// v1 registers the /v1 routes in groups by the roles API.md allows. An
+// unknown route or method needs a token too (any role), so that the route
+// set is no answer to a stranger's probing: 401 before 404 and 405.
 func (a *API) v1(r chi.Router) {
-	r.NotFound(notFound)
-	r.MethodNotAllowed(methodNotAllowed(r))
+	anyRole := a.allow(RoleAdmin, RoleProducer, RoleWorker)
+	r.NotFound(anyRole(http.HandlerFunc(notFound)).ServeHTTP)
+	r.MethodNotAllowed(anyRole(methodNotAllowed(r)).ServeHTTP)
 	r.Use(limitBody(a.cfg.MaxBody))
 	if len(a.creds) == 0 {
 		r.Use(a.sameOrigin)

@@ -159,22 +159,26 @@ func (d *dash) render(rq *request, w http.ResponseWriter, c templ.Component) {
 	}
 }
 
-// notFound answers unknown paths with a page that links home.
+// notFound answers unknown paths with a page that links home. Like every
+// error page it names no node and no version: a prober sees them most, on
+// a server without tokens or on a path the session check lets through.
 func (d *dash) notFound(w http.ResponseWriter, r *http.Request) {
 	rq := d.newRequest(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
-	d.render(rq, w, layoutView(layout{Title: "Not found", NowMS: rq.now.UnixMilli(), NodeID: d.cfg.NodeID,
-		Version: d.cfg.Version, Panels: []templ.Component{notFoundView(r.URL.Path)}}))
+	d.render(rq, w, layoutView(layout{Title: "Not found", NowMS: rq.now.UnixMilli(),
+		Panels: []templ.Component{notFoundView(r.URL.Path)}}))
 }
 
-// crossOrigin answers a refused cross-origin POST: nothing was done.
+// crossOrigin answers a refused cross-origin POST: nothing was done. The
+// request came from another site's page, so it names no node and no
+// version either.
 func (d *dash) crossOrigin(w http.ResponseWriter, r *http.Request) {
 	rq := d.newRequest(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusForbidden)
-	d.render(rq, w, layoutView(layout{Title: "Refused", NowMS: rq.now.UnixMilli(), NodeID: d.cfg.NodeID,
-		Version: d.cfg.Version, Panels: []templ.Component{crossOriginView()}}))
+	d.render(rq, w, layoutView(layout{Title: "Refused", NowMS: rq.now.UnixMilli(),
+		Panels: []templ.Component{crossOriginView()}}))
 }
 
 // safeBack returns the local path a form asked to return to, or def when

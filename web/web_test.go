@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -203,5 +204,28 @@ func TestNoFraming(t *testing.T) {
 			t.Errorf("%s (%d): X-Frame-Options %q, Content-Security-Policy %q", tt.name, rec.Code,
 				rec.Header().Get("X-Frame-Options"), rec.Header().Get("Content-Security-Policy"))
 		}
+	}
+}
+
+// TestErrorPagesNameNoNode: the 404 page and the cross-origin refusal,
+// which strangers see most, name neither the node nor the version; the
+// pages behind them do.
+func TestErrorPagesNameNoNode(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, rec := range []*httptest.ResponseRecorder{
+		serve(e.handler, "GET", "/no-such-page", ""),
+		serve(e.handler, "GET", "/static/no-such-asset.css", ""),
+		serve(e.handler, "POST", "/queues/q/pause", "", "Sec-Fetch-Site", "cross-site"),
+	} {
+		if rec.Code != http.StatusNotFound && rec.Code != http.StatusForbidden {
+			t.Errorf("status %d", rec.Code)
+		}
+		if body := rec.Body.String(); strings.Contains(body, "node-1") || strings.Contains(body, "v-test") {
+			t.Errorf("a %d page names the node or version:\n%s", rec.Code, body)
+		}
+	}
+	if _, body := e.get("/"); !strings.Contains(body, "node-1") || !strings.Contains(body, "v-test") {
+		t.Error("the overview no longer names the node and version")
 	}
 }
