@@ -281,3 +281,42 @@ func TestSessionKeyNotFromTokens(t *testing.T) {
 		t.Errorf("no warning about the random session key:\n%s", out)
 	}
 }
+
+// TestEventStreamOutlivesBodyDeadline: the dashboard's event stream lifts
+// the body deadline, which would otherwise end it (a passed read deadline
+// cancels the request): two change events, a poll interval (1 s) apart,
+// arrive on a server whose deadline is 50 ms.
+func TestEventStreamOutlivesBodyDeadline(t *testing.T) {
+	t.Parallel()
+	srv := serveInProcess(t, "--body-timeout", "50ms")
+	conn, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /events HTTP/1.1\r\nHost: "+srv.addr+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	stream := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(stream, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/events: %v %v", resp, err)
+	}
+	body := bufio.NewReader(resp.Body)
+	for i := range 2 {
+		post := "POST /v1/jobs HTTP/1.1\r\nHost: " + srv.addr + "\r\nContent-Length: 12\r\n\r\n{\"kind\":\"k\"}"
+		if resp := rawExchange(t, srv.addr, post); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("enqueue: %d", resp.StatusCode)
+		}
+		for {
+			line, err := body.ReadString('\n')
+			if err != nil {
+				t.Fatalf("the stream ended before change event %d: %v", i+1, err)
+			}
+			if line == "event: change\n" {
+				break
+			}
+		}
+	}
+}
