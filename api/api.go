@@ -21,8 +21,8 @@ import (
 // DefaultMaxBody is the request body limit when Config.MaxBody is 0.
 const DefaultMaxBody = 1 << 20
 
-// DefaultBodyTimeout is how long a /v1 request's body may take to arrive
-// when Config.BodyTimeout is 0.
+// DefaultBodyTimeout is how long a request's body may take to arrive when
+// Config.BodyTimeout is 0.
 const DefaultBodyTimeout = 30 * time.Second
 
 // DefaultMaxPollsPerWorker is how many long-poll leases one worker id may
@@ -30,6 +30,12 @@ const DefaultBodyTimeout = 30 * time.Second
 // worker that polls from a few goroutines, few enough that one id cannot
 // pin a server's connections.
 const DefaultMaxPollsPerWorker = 8
+
+// DefaultMaxPollsPerToken is how many long-poll leases may wait at once
+// under one token when Config.MaxPollsPerToken is 0: many workers share
+// one token, but a leaked token, or a client looping through fresh worker
+// ids, must not pin the server's connections without end.
+const DefaultMaxPollsPerToken = 10_000
 
 // Config is what the API needs. Store is required; every other field has a
 // default.
@@ -47,8 +53,8 @@ type Config struct {
 	DeadAfter         time.Duration
 	// MaxBody limits every request body, in bytes.
 	MaxBody int64
-	// BodyTimeout bounds the time to receive a /v1 request's body; default
-	// DefaultBodyTimeout.
+	// BodyTimeout bounds the time to receive a request's body, on every
+	// route that passes Edge; default DefaultBodyTimeout.
 	BodyTimeout time.Duration
 	// PageBytes is the byte budget of a GET /v1/jobs page (store.Budget);
 	// default store.DefaultPageBytes.
@@ -67,8 +73,19 @@ type Config struct {
 	Shutdown <-chan struct{}
 
 	// Tokens are the bearer tokens and their roles. Empty: no auth, every
-	// route is open (cmd/server allows that on loopback only).
+	// route is open (cmd/server allows that on loopback only), but /v1
+	// refuses writes that a browser sent for a page of another origin.
 	Tokens []Token
+	// AllowedHosts are the host names (without port) this server answers
+	// to; a request with another Host is 403 forbidden, except /healthz and
+	// /readyz. Empty: any. cmd/server sets the loopback names when it
+	// serves a loopback address without tokens (DNS rebinding).
+	AllowedHosts []string
+	// AuthThrottle limits failed authentication per client address; give
+	// the dashboard's login the same one, so that both doors count
+	// together. Default NewAuthThrottle(DefaultAuthFailures,
+	// DefaultAuthFailureWindow).
+	AuthThrottle *AuthThrottle
 	// RateLimits limit each token's requests by its role; a role absent
 	// (or with PerSecond 0) is unlimited.
 	RateLimits map[Role]RateLimit
@@ -78,6 +95,10 @@ type Config struct {
 	// id may have waiting; one more is 429 rate_limited. Default
 	// DefaultMaxPollsPerWorker.
 	MaxPollsPerWorker int
+	// MaxPollsPerToken caps the long-poll leases waiting under one token
+	// (with Tokens only); one more is 429 rate_limited. Default
+	// DefaultMaxPollsPerToken.
+	MaxPollsPerToken int
 }
 
 // API is the HTTP API over one store. It is safe for concurrent use.
@@ -91,7 +112,10 @@ type API struct {
 	scrape http.Handler
 	creds  credentials
 	hooks  map[string]*webhook.Hook
-	polls  *pollCount
+	polls  *pollCount // per worker id
+	// tokenPolls counts per token, by credential.key.
+	tokenPolls *pollCount
+	hosts      map[string]bool // AllowedHosts by hostName; nil: any
 }
 
 // New checks cfg, fills its defaults and registers the API's metrics. It
@@ -124,6 +148,12 @@ func New(cfg Config) (*API, error) {
 	if cfg.MaxPollsPerWorker <= 0 {
 		cfg.MaxPollsPerWorker = DefaultMaxPollsPerWorker
 	}
+	if cfg.MaxPollsPerToken <= 0 {
+		cfg.MaxPollsPerToken = DefaultMaxPollsPerToken
+	}
+	if cfg.AuthThrottle == nil {
+		cfg.AuthThrottle = NewAuthThrottle(DefaultAuthFailures, DefaultAuthFailureWindow)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -142,7 +172,14 @@ func New(cfg Config) (*API, error) {
 	}
 	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather),
 		creds: newCredentials(cfg.Tokens), hooks: map[string]*webhook.Hook{},
-		polls: &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}}}
+		polls:      &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}},
+		tokenPolls: &pollCount{max: cfg.MaxPollsPerToken, n: map[string]int{}}}
+	for _, h := range cfg.AllowedHosts {
+		if a.hosts == nil {
+			a.hosts = map[string]bool{}
+		}
+		a.hosts[hostName(h)] = true
+	}
 	for _, h := range cfg.Hooks {
 		if a.hooks[h.Name] != nil {
 			return nil, fmt.Errorf("api: two hooks are named %q", h.Name)

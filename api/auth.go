@@ -68,6 +68,9 @@ func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\
 // digests are kept, so comparisons are between equal lengths.
 type credential struct {
 	digest [sha256.Size]byte
+	// key is the digest as a string: the token's key in per-token counts
+	// and its id for AuthThrottle.
+	key    string
 	role   Role
 	bucket *bucket
 }
@@ -78,7 +81,8 @@ type credentials []*credential
 func newCredentials(tokens []Token) credentials {
 	out := make(credentials, len(tokens))
 	for i, t := range tokens {
-		out[i] = &credential{digest: sha256.Sum256([]byte(t.Secret)), role: t.Role, bucket: &bucket{}}
+		d := sha256.Sum256([]byte(t.Secret))
+		out[i] = &credential{digest: d, key: string(d[:]), role: t.Role, bucket: &bucket{}}
 	}
 	return out
 }
@@ -108,6 +112,16 @@ func bearer(r *http.Request) (string, bool) {
 	return token, token != ""
 }
 
+// credentialOf returns the credential of r's bearer token, nil without
+// one the server knows.
+func (a *API) credentialOf(r *http.Request) *credential {
+	secret, ok := bearer(r)
+	if !ok {
+		return nil
+	}
+	return a.creds.lookup(secret)
+}
+
 // allow admits requests made with a token of one of roles, within its rate
 // limit. Without configured tokens it admits every request.
 func (a *API) allow(roles ...Role) func(http.Handler) http.Handler {
@@ -120,8 +134,9 @@ func (a *API) allow(roles ...Role) func(http.Handler) http.Handler {
 	}
 }
 
-// authorize answers 401 unauthorized without a known token, 403 forbidden
-// for another role, and 429 rate_limited over the token's rate; then it
+// authorize answers 429 rate_limited to an address over its failed
+// authentications (AuthThrottle), 401 unauthorized without a known token,
+// 403 forbidden for another role, and 429 over the token's rate; then it
 // returns false. The token itself is never logged.
 func (a *API) authorize(w http.ResponseWriter, r *http.Request, roles ...Role) bool {
 	if len(a.creds) == 0 {
@@ -131,6 +146,15 @@ func (a *API) authorize(w http.ResponseWriter, r *http.Request, roles ...Role) b
 	var c *credential
 	if ok {
 		c = a.creds.lookup(secret)
+		var id string
+		if c != nil {
+			id = c.key
+		}
+		if wait, allowed := a.cfg.AuthThrottle.Try(r.RemoteAddr, id, a.now()); !allowed {
+			a.refuse(r, codeRateLimited, "")
+			tooMany(w, wait, fmt.Sprintf("too many failed authentications from this address; retry in %ss", retryAfter(wait)))
+			return false
+		}
 	}
 	if c == nil {
 		a.refuse(r, codeUnauthorized, "")

@@ -164,3 +164,83 @@ func TestParseTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthFailuresThrottled: an address that presents wrong tokens gets
+// 429 with Retry-After once over its failures, for any token it did not
+// use before (a right one too: a guesser must not tell them apart), while
+// tokens that authenticated from it before go on working. Addresses count
+// apart (IPv6 by /64), requests without a token are not failures, and the
+// allowance comes back with time.
+func TestAuthFailuresThrottled(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens, func(c *api.Config) { c.AuthThrottle = api.NewAuthThrottle(3, time.Minute) })
+	from := func(addr, token string) *response {
+		header := []string{"RemoteAddr", addr}
+		if token != "" {
+			header = append(header, bearer(token)...)
+		}
+		return e.do("GET", "/v1/stats", nil, header...)
+	}
+	const guesser = "198.51.100.7:4000"
+	from(guesser, "work").want(http.StatusOK)
+	for range 5 {
+		from(guesser, "").problem(http.StatusUnauthorized, "unauthorized") // no token: no guess
+	}
+	for _, wrong := range []string{"guess-1", "guess-2", "guess-3"} {
+		from(guesser, wrong).problem(http.StatusUnauthorized, "unauthorized")
+	}
+	for _, token := range []string{"guess-4", "prod"} {
+		res := from(guesser, token)
+		res.problem(http.StatusTooManyRequests, "rate_limited")
+		if got := res.Header.Get("Retry-After"); got != "20" {
+			t.Errorf("%s: Retry-After %q, want 20", token, got)
+		}
+	}
+	from(guesser, "work").want(http.StatusOK)
+	from("198.51.100.8:4000", "guess-5").problem(http.StatusUnauthorized, "unauthorized")
+
+	for _, wrong := range []string{"guess-1", "guess-2", "guess-3"} {
+		from("[2001:db8:1:2::1]:4000", wrong).want(http.StatusUnauthorized)
+	}
+	from("[2001:db8:1:2::ffff]:4000", "prod").problem(http.StatusTooManyRequests, "rate_limited")
+	from("[2001:db8:1:3::1]:4000", "prod").want(http.StatusOK)
+
+	e.clock.Advance(21 * time.Second) // one failure more
+	from(guesser, "guess-6").want(http.StatusUnauthorized)
+	from(guesser, "guess-7").want(http.StatusTooManyRequests)
+	e.clock.Advance(time.Minute)
+	from(guesser, "prod").want(http.StatusOK)
+}
+
+// TestUnknownRoutesNeedToken: with tokens, an unknown /v1 route or method,
+// or an unknown hook, is 401 to a request without a good token, so that a
+// stranger cannot map the routes (or the hook names); any role's token
+// gets the 404 or 405. Without tokens they are 404 and 405 to anyone.
+func TestUnknownRoutesNeedToken(t *testing.T) {
+	t.Parallel()
+	e := setup(t, withTokens)
+	for _, tt := range []struct{ method, path string }{
+		{"GET", "/v1/no-such-route"},
+		{"POST", "/v1/admin/debug"},
+		{"GET", "/v1"},
+		{"PUT", "/v1/jobs"},
+		{"GET", "/v1/lease"},
+		{"POST", "/v1/hooks/no-such-hook"},
+	} {
+		for _, header := range [][]string{nil, bearer("wrong")} {
+			res := e.do(tt.method, tt.path, nil, header...)
+			res.problem(http.StatusUnauthorized, "unauthorized")
+		}
+	}
+	e.do("GET", "/v1/no-such-route", nil, bearer("work")...).problem(http.StatusNotFound, "not_found")
+	e.do("POST", "/v1/hooks/no-such-hook", nil, bearer("prod")...).problem(http.StatusNotFound, "not_found")
+	res := e.do("PUT", "/v1/jobs", nil, bearer("prod")...)
+	res.problem(http.StatusMethodNotAllowed, "method_not_allowed")
+	if got := res.Header.Get("Allow"); got != "GET, POST" {
+		t.Errorf("Allow %q, want GET, POST", got)
+	}
+
+	open := setup(t)
+	open.do("GET", "/v1/no-such-route", nil).problem(http.StatusNotFound, "not_found")
+	open.do("PUT", "/v1/jobs", nil).problem(http.StatusMethodNotAllowed, "method_not_allowed")
+}

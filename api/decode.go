@@ -12,16 +12,12 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // limitBody refuses a declared Content-Length over limit at once and caps
 // what handlers can read at limit, so an oversized body is never read whole.
-// The body must also arrive within timeout: the connection's read deadline,
-// which a long-poll lifts once it has its body (liftDeadlines). Set per
-// request, it spares the dashboard's event stream a server-wide
-// ReadTimeout, and net/http resets it before the connection's next request.
-func limitBody(limit int64, timeout time.Duration) func(http.Handler) http.Handler {
+// How long the body may take is Edge's concern (bodyDeadline).
+func limitBody(limit int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
@@ -29,7 +25,6 @@ func limitBody(limit int64, timeout time.Duration) func(http.Handler) http.Handl
 					fmt.Sprintf("the request body exceeds the limit of %d bytes", limit)))
 				return
 			}
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			next.ServeHTTP(w, r)
 		})

@@ -9,14 +9,31 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
 )
 
 // Edge is what every request to the server passes first, the dashboard's
-// too: a request id, and panic recovery. Register it before the routes.
+// too: a request id, a deadline for the body, the Host check of
+// Config.AllowedHosts, and panic recovery. Register it before the routes.
 func (a *API) Edge(next http.Handler) http.Handler {
-	return RequestID(a.recoverPanic(next))
+	return RequestID(a.bodyDeadline(a.checkHost(a.recoverPanic(next))))
+}
+
+// bodyDeadline gives every request BodyTimeout to arrive whole: the
+// connection's read deadline, which net/http resets before the
+// connection's next request. Without it a client that sends headers and
+// then trickles its body, or never sends it, holds a connection and a
+// handler for good; a GET too, since net/http drains a small unread body
+// before it answers. Set per request rather than as the server's
+// ReadTimeout, so that a long-poll (liftDeadlines) and the dashboard's
+// event stream can lift it once they have their request.
+func (a *API) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // requestIDRE is what an incoming X-Request-Id must look like to be kept:

@@ -27,8 +27,9 @@ type hookView struct {
 // one job per delivery: per delivery id, and for GitHub also per signed
 // body (webhook.Scheme.DedupesBody). 202 with the new job's id, 200 with
 // the first job's id for a delivery seen before (even if that job was
-// pruned), 401
-// bad_signature with no hint of what failed, 404 for an unknown hook.
+// pruned), 401 bad_signature with no hint of what failed, 404 for an
+// unknown hook (401 first, when the server has tokens and the request
+// none).
 // A signed hook's signature is its credential; a "none" hook needs a
 // producer or admin token.
 func (a *API) hook(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +37,10 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 	name := pathParam(r, "name")
 	h := a.hooks[name]
 	if h == nil {
-		writeProblem(w, newProblem(codeNotFound, "no hook is configured under this name"))
+		// Which hook names exist is for token holders to learn.
+		if a.authorize(w, r, RoleAdmin, RoleProducer, RoleWorker) {
+			writeProblem(w, newProblem(codeNotFound, "no hook is configured under this name"))
+		}
 		return
 	}
 	if !h.Scheme.Signed() && !a.authorize(w, r, RoleAdmin, RoleProducer) {

@@ -32,9 +32,9 @@ func (req *leaseRequest) check() error {
 // lease handles POST /v1/lease: up to max jobs, waiting up to wait_ms for
 // one to arrive. It answers {"jobs": []} when none came in time, and at
 // once on shutdown. A worker id with MaxPollsPerWorker long-polls already
-// waiting gets 429 rate_limited (Retry-After: 1) for one more, rather than
-// an empty answer at once, which a looping client would turn into a busy
-// loop of store writes.
+// waiting, or a token with MaxPollsPerToken, gets 429 rate_limited
+// (Retry-After: 1) for one more, rather than an empty answer at once, which
+// a looping client would turn into a busy loop of store writes.
 func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 	var req leaseRequest
 	if !a.decode(w, r, &req) {
@@ -52,6 +52,13 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer a.polls.release(p.WorkerID)
+		if c := a.credentialOf(r); c != nil {
+			if !a.tokenPolls.acquire(c.key) {
+				tooMany(w, time.Second, fmt.Sprintf("this token already has %d long-polls waiting", a.tokenPolls.max))
+				return
+			}
+			defer a.tokenPolls.release(c.key)
+		}
 		liftDeadlines(w, wait)
 	}
 	jobs, err := a.leaseWait(r.Context(), p, wait)
@@ -105,29 +112,30 @@ func liftDeadlines(w http.ResponseWriter, wait time.Duration) {
 	_ = rc.SetWriteDeadline(deadline)
 }
 
-// pollCount counts the long-polls waiting per worker id, up to max each.
+// pollCount counts the long-polls waiting per key (a worker id, a token),
+// up to max each.
 type pollCount struct {
 	mu  sync.Mutex
 	max int
 	n   map[string]int
 }
 
-// acquire takes a slot for worker, or reports false when all are taken.
-func (c *pollCount) acquire(worker string) bool {
+// acquire takes a slot for key, or reports false when all are taken.
+func (c *pollCount) acquire(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n[worker] >= c.max {
+	if c.n[key] >= c.max {
 		return false
 	}
-	c.n[worker]++
+	c.n[key]++
 	return true
 }
 
-func (c *pollCount) release(worker string) {
+func (c *pollCount) release(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n[worker]--; c.n[worker] <= 0 {
-		delete(c.n, worker)
+	if c.n[key]--; c.n[key] <= 0 {
+		delete(c.n, key)
 	}
 }
 

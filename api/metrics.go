@@ -32,6 +32,8 @@ type metrics struct {
 	settled  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	hooks    *prometheus.CounterVec
+	// connsRefused counts connections over LimitConns's cap.
+	connsRefused prometheus.Counter
 }
 
 // newMetrics registers the API's metrics on reg, with a collector that
@@ -57,6 +59,10 @@ func newMetrics(reg prometheus.Registerer, a *API) (*metrics, error) {
 			Name: "tether_hook_deliveries_total",
 			Help: "Webhook deliveries by hook and result: accepted, duplicate or bad_signature.",
 		}, []string{"hook", "result"}),
+		connsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tether_connections_refused_total",
+			Help: "Connections closed at once because their client address had the maximum open.",
+		}),
 	}
 	m.settled.WithLabelValues(outcomeSucceeded)
 	m.settled.WithLabelValues(outcomeFailed)
@@ -65,7 +71,7 @@ func newMetrics(reg prometheus.Registerer, a *API) (*metrics, error) {
 			m.hooks.WithLabelValues(name, result)
 		}
 	}
-	for _, c := range []prometheus.Collector{m.enqueued, m.leased, m.settled, m.duration, m.hooks, newStateCollector(a)} {
+	for _, c := range []prometheus.Collector{m.enqueued, m.leased, m.settled, m.duration, m.hooks, m.connsRefused, newStateCollector(a)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("api: register metrics: %w", err)
 		}

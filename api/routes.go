@@ -24,7 +24,8 @@ func (a *API) Handler() http.Handler {
 // dashboard mounts at / beside it) but must not route /v1 itself. Paths
 // under /v1 answer problem+json for unknown routes and wrong methods,
 // whatever r's own handlers for those are; elsewhere r's handlers answer.
-// r should use a.Edge, for request ids and panic recovery.
+// r should use a.Edge, for request ids, deadlines, the Host check and
+// panic recovery.
 func (a *API) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
 		r.Use(a.metrics.instrument)
@@ -40,11 +41,17 @@ func (a *API) Routes(r chi.Router) {
 	})
 }
 
-// v1 registers the /v1 routes in groups by the roles API.md allows.
+// v1 registers the /v1 routes in groups by the roles API.md allows. An
+// unknown route or method needs a token too (any role), so that the route
+// set is no answer to a stranger's probing: 401 before 404 and 405.
 func (a *API) v1(r chi.Router) {
-	r.NotFound(notFound)
-	r.MethodNotAllowed(methodNotAllowed(r))
-	r.Use(limitBody(a.cfg.MaxBody, a.cfg.BodyTimeout))
+	anyRole := a.allow(RoleAdmin, RoleProducer, RoleWorker)
+	r.NotFound(anyRole(http.HandlerFunc(notFound)).ServeHTTP)
+	r.MethodNotAllowed(anyRole(methodNotAllowed(r)).ServeHTTP)
+	r.Use(limitBody(a.cfg.MaxBody))
+	if len(a.creds) == 0 {
+		r.Use(a.sameOrigin)
+	}
 
 	// A hook checks its own credential: a signature, or for scheme "none"
 	// a producer or admin token.

@@ -27,9 +27,11 @@ func (d *dash) events(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	rc := http.NewResponseController(w)
-	// The stream lives as long as the page: the server's write timeout,
-	// meant for ordinary answers, must not cut it.
+	// The stream lives as long as the page: the server's write timeout and
+	// the body deadline of the server's edge, meant for ordinary requests,
+	// must not cut it (a passed read deadline ends the request's context).
 	_ = rc.SetWriteDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

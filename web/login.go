@@ -1,7 +1,9 @@
 package web
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 )
 
 // maxLoginForm bounds the login form's body: one token.
@@ -9,12 +11,13 @@ const maxLoginForm = 8 << 10
 
 // LoginHandler serves /login: GET shows the form, POST takes an admin token
 // once and answers 303 to / with a session cookie (HttpOnly,
-// SameSite=Strict, Secure over HTTPS), or 401 with the form again. A POST
-// from another origin is refused with 403.
+// SameSite=Strict, Secure over HTTPS), or 401 with the form again; 429
+// with Retry-After when cfg.Throttle refuses the address. A POST from
+// another origin is refused with 403.
 func LoginHandler(cfg SessionConfig) http.Handler {
 	s := newSessions(cfg)
 	cop := http.NewCrossOriginProtection()
-	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return noFraming(cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
@@ -29,12 +32,28 @@ func LoginHandler(cfg SessionConfig) http.Handler {
 			w.Header().Set("Allow", "GET, HEAD, POST")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		}
-	}))
+	})))
 }
 
 func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxLoginForm)
-	fp, ok := s.admin(r.PostFormValue("token"))
+	if err := r.ParseForm(); err != nil {
+		// Too big, malformed, or cut off at the body deadline: no token
+		// was given, so none was refused.
+		renderLogin(w, r, http.StatusBadRequest, loginView{Unreadable: true})
+		return
+	}
+	token := r.PostForm.Get("token")
+	fp, id, ok := s.admin(token)
+	if token != "" && s.throttle != nil {
+		if wait, allowed := s.throttle.Try(r.RemoteAddr, id, s.now()); !allowed {
+			secs := max(1, int(math.Ceil(wait.Seconds())))
+			s.log.WarnContext(r.Context(), "dashboard login throttled", "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			renderLogin(w, r, http.StatusTooManyRequests, loginView{RetryAfter: secs})
+			return
+		}
+	}
 	if !ok {
 		s.log.WarnContext(r.Context(), "dashboard login refused", "remote", r.RemoteAddr)
 		renderLogin(w, r, http.StatusUnauthorized, loginView{Failed: true})
@@ -52,7 +71,7 @@ func (s *sessions) login(w http.ResponseWriter, r *http.Request) {
 func LogoutHandler(cfg SessionConfig) http.Handler {
 	s := newSessions(cfg)
 	cop := http.NewCrossOriginProtection()
-	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return noFraming(cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -60,12 +79,11 @@ func LogoutHandler(cfg SessionConfig) http.Handler {
 		}
 		http.SetCookie(w, s.cookie(r, "", -1))
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
-	}))
+	})))
 }
 
 func renderLogin(w http.ResponseWriter, r *http.Request, status int, v loginView) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("X-Frame-Options", "DENY")
 	w.WriteHeader(status)
 	_ = loginPage(v).Render(r.Context(), w)
 }

@@ -165,23 +165,27 @@ func (d *dash) render(rq *request, w http.ResponseWriter, c templ.Component) {
 	}
 }
 
-// notFound answers unknown paths with a page that links home.
+// notFound answers unknown paths with a page that links home. Like every
+// error page it names no node and no version: a prober sees them most, on
+// a server without tokens or on a path the session check lets through.
 func (d *dash) notFound(w http.ResponseWriter, r *http.Request) {
 	d.messagePage(w, r, http.StatusNotFound, "Not found", notFoundView(r.URL.Path))
 }
 
-// crossOrigin answers a refused cross-origin POST: nothing was done.
+// crossOrigin answers a refused cross-origin POST: nothing was done. The
+// request came from another site's page, so it names no node and no
+// version either.
 func (d *dash) crossOrigin(w http.ResponseWriter, r *http.Request) {
 	d.messagePage(w, r, http.StatusForbidden, "Refused", crossOriginView())
 }
 
-// messagePage answers with a page whose one panel is body.
+// messagePage answers with a page whose one panel is body. Error pages name
+// no node and no version (see notFound).
 func (d *dash) messagePage(w http.ResponseWriter, r *http.Request, status int, title string, body templ.Component) {
 	rq := d.newRequest(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	d.render(rq, w, layoutView(layout{Title: title, NowMS: rq.now.UnixMilli(), NodeID: d.cfg.NodeID,
-		Version: d.cfg.Version, Panels: []templ.Component{body}}))
+	d.render(rq, w, layoutView(layout{Title: title, NowMS: rq.now.UnixMilli(), Panels: []templ.Component{body}}))
 }
 
 // safeBack returns the local path a form asked to return to, or def when

@@ -17,8 +17,10 @@ import (
 // Dashboard sessions. With tokens configured, every dashboard request needs
 // a session cookie, which /login sets once it is given an admin token. The
 // cookie holds no token: only its expiry and a fingerprint of the admin
-// token that opened it, signed with HMAC-SHA256. Any replica with the same
-// key accepts it, and removing that admin token from the configuration ends
+// token that opened it, signed with HMAC-SHA256 under a key that owes
+// nothing to the tokens (one derived from them would let a stolen cookie
+// test guesses at the admin tokens offline). Any replica with the same key
+// accepts it, and removing that admin token from the configuration ends
 // its sessions. The dashboard ignores Authorization headers, and the API
 // ignores this cookie: neither credential opens the other door.
 
@@ -32,8 +34,10 @@ const DefaultSessionTTL = 12 * time.Hour
 type SessionConfig struct {
 	// AdminTokens are the admin bearer tokens; logging in takes one.
 	AdminTokens []string
-	// Key signs session cookies; every replica needs the same one. Empty:
-	// derived from AdminTokens, which the replicas share anyway.
+	// Key signs session cookies; every replica needs the same one. It
+	// must not be empty (LoginHandler, LogoutHandler and RequireSession
+	// panic), nor derived from the tokens: cmd/server takes --session-key,
+	// or makes a random one at start.
 	Key []byte
 	// TTL is a session's life; default DefaultSessionTTL.
 	TTL time.Duration
@@ -41,24 +45,37 @@ type SessionConfig struct {
 	Now func() time.Time
 	// Logger records failed logins (never what was typed); default none.
 	Logger *slog.Logger
+	// Throttle limits failed logins per client address; nil: none.
+	Throttle Throttle
+}
+
+// Throttle limits failed authentication per client address.
+// *api.AuthThrottle is one; cmd/server gives the login the API's, so that
+// guesses at either door count together.
+type Throttle interface {
+	// Try records that the client at remoteAddr presented a token at now:
+	// tokenID is the SHA-256 digest of the token as a string when it is an
+	// admin token, "" when it is not. It reports false, and the wait for
+	// Retry-After, when the attempt is to be refused unanswered.
+	Try(remoteAddr, tokenID string, now time.Time) (wait time.Duration, ok bool)
 }
 
 // sessions signs and checks session cookies under one configuration.
 type sessions struct {
-	key    []byte
-	ttl    time.Duration
-	now    func() time.Time
-	log    *slog.Logger
-	admins [][sha256.Size]byte // digests of the admin tokens
-	prints []string            // their fingerprints, in the same order
+	key      []byte
+	ttl      time.Duration
+	now      func() time.Time
+	log      *slog.Logger
+	throttle Throttle            // may be nil
+	admins   [][sha256.Size]byte // digests of the admin tokens
+	prints   []string            // their fingerprints, in the same order
 }
 
-// sessionKeyLabel separates the derived key from any other use of the
-// admin tokens.
-const sessionKeyLabel = "tether dashboard session key v1"
-
 func newSessions(cfg SessionConfig) *sessions {
-	s := &sessions{key: cfg.Key, ttl: cfg.TTL, now: cfg.Now}
+	if len(cfg.Key) == 0 {
+		panic("web: SessionConfig.Key is empty")
+	}
+	s := &sessions{key: cfg.Key, ttl: cfg.TTL, now: cfg.Now, throttle: cfg.Throttle}
 	if s.ttl <= 0 {
 		s.ttl = DefaultSessionTTL
 	}
@@ -68,10 +85,6 @@ func newSessions(cfg SessionConfig) *sessions {
 	s.log = cfg.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if len(s.key) == 0 {
-		sorted := slices.Sorted(slices.Values(cfg.AdminTokens))
-		s.key = sign([]byte(sessionKeyLabel), []byte(strings.Join(sorted, "\n")))
 	}
 	for _, t := range cfg.AdminTokens {
 		s.admins = append(s.admins, sha256.Sum256([]byte(t)))
@@ -91,9 +104,9 @@ func (s *sessions) fingerprint(token string) string {
 	return hex.EncodeToString(sign(s.key, []byte("token\x00"+token))[:12])
 }
 
-// admin returns the fingerprint of token if it is an admin token. It
-// compares with every admin token in constant time.
-func (s *sessions) admin(token string) (string, bool) {
+// admin returns the fingerprint of token and its id for Throttle if it is
+// an admin token. It compares with every admin token in constant time.
+func (s *sessions) admin(token string) (fp, id string, ok bool) {
 	d := sha256.Sum256([]byte(token))
 	found := -1
 	for i, a := range s.admins {
@@ -102,9 +115,9 @@ func (s *sessions) admin(token string) (string, bool) {
 		}
 	}
 	if found < 0 {
-		return "", false
+		return "", "", false
 	}
-	return s.prints[found], true
+	return s.prints[found], string(d[:]), true
 }
 
 // issue returns a cookie value for a session of the admin token with
@@ -156,13 +169,13 @@ func (s *sessions) cookie(r *http.Request, value string, maxAge int) *http.Cooki
 func RequireSession(cfg SessionConfig) func(http.Handler) http.Handler {
 	s := newSessions(cfg)
 	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return noFraming(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if s.fromRequest(r) || (r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/static/")) {
 				next.ServeHTTP(w, r)
 				return
 			}
 			w.Header().Set("Cache-Control", "no-store")
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
-		})
+		}))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherq/tether/api"
 	"github.com/tetherq/tether/web"
 )
 
@@ -22,7 +23,7 @@ func (c *sessionClock) Now() time.Time { return c.now }
 
 func sessionSetup(tokens ...string) (web.SessionConfig, *sessionClock) {
 	c := &sessionClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-	return web.SessionConfig{AdminTokens: tokens, Now: c.Now}, c
+	return web.SessionConfig{AdminTokens: tokens, Key: []byte("the session key of these tests"), Now: c.Now}, c
 }
 
 func serve(h http.Handler, method, path string, body string, header ...string) *httptest.ResponseRecorder {
@@ -111,30 +112,39 @@ func TestLogin(t *testing.T) {
 	wantLoginRedirect(t, serve(h, "GET", "/", "", withCookie...), "an expired session")
 }
 
-// TestSessionAcrossReplicas: replicas with the same tokens (or the same
-// --session-key) accept each other's cookies; a configuration without the
-// admin token that opened a session refuses it.
+// TestSessionAcrossReplicas: replicas with the same key accept each
+// other's cookies, whatever their admin sets; one with another key (its
+// own random one) refuses them, and so does a configuration without the
+// admin token that opened the session.
 func TestSessionAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	cfg, _ := sessionSetup("adm", "adm-2")
 	_, cookie := login(t, cfg, "adm")
 	withCookie := []string{"Cookie", web.SessionCookie + "=" + cookie}
 
-	other, _ := sessionSetup("adm-2", "adm") // another replica, same tokens
+	other, _ := sessionSetup("adm", "new-admin") // another replica, same key
 	if rec := serve(web.RequireSession(other)(dashboard), "GET", "/", "", withCookie...); rec.Code != http.StatusOK {
-		t.Errorf("another replica refused the session: %d", rec.Code)
+		t.Errorf("a replica with the same key refused the session: %d", rec.Code)
 	}
 	rotated, _ := sessionSetup("adm-2")
 	wantLoginRedirect(t, serve(web.RequireSession(rotated)(dashboard), "GET", "/", "", withCookie...), "a removed token")
+	rekeyed, _ := sessionSetup("adm", "adm-2")
+	rekeyed.Key = []byte("another replica's own key")
+	wantLoginRedirect(t, serve(web.RequireSession(rekeyed)(dashboard), "GET", "/", "", withCookie...), "another key")
+}
 
-	keyed, _ := sessionSetup("adm")
-	keyed.Key = []byte("a session key shared by replicas")
-	_, cookie = login(t, keyed, "adm")
-	keyedOther, _ := sessionSetup("adm", "new-admin")
-	keyedOther.Key = keyed.Key
-	if rec := serve(web.RequireSession(keyedOther)(dashboard), "GET", "/", "", "Cookie", web.SessionCookie+"="+cookie); rec.Code != http.StatusOK {
-		t.Errorf("a replica with the same --session-key refused the session: %d", rec.Code)
-	}
+// TestSessionNeedsKey: there is no default key to fall back on (one derived
+// from the tokens would let a cookie test token guesses offline).
+func TestSessionNeedsKey(t *testing.T) {
+	t.Parallel()
+	cfg, _ := sessionSetup("adm")
+	cfg.Key = nil
+	defer func() {
+		if recover() == nil {
+			t.Error("LoginHandler without a key did not panic")
+		}
+	}()
+	web.LoginHandler(cfg)
 }
 
 func TestLoginCrossOriginAndLogout(t *testing.T) {
@@ -151,5 +161,50 @@ func TestLoginCrossOriginAndLogout(t *testing.T) {
 	if rec := serve(web.LoginHandler(cfg), "GET", "/login", ""); rec.Code != http.StatusOK ||
 		!strings.Contains(rec.Body.String(), `name="token"`) {
 		t.Errorf("login page: %d", rec.Code)
+	}
+}
+
+// TestLoginUnreadableForm: a login form that cannot be read whole (here
+// over the size limit; a body cut off at the deadline is the same) is 400,
+// not a refused token.
+func TestLoginUnreadableForm(t *testing.T) {
+	t.Parallel()
+	cfg, _ := sessionSetup("adm")
+	rec := serve(web.LoginHandler(cfg), "POST", "/login", "token=adm&pad="+strings.Repeat("x", 10<<10))
+	if rec.Code != http.StatusBadRequest || rec.Header().Get("Set-Cookie") != "" ||
+		!strings.Contains(rec.Body.String(), "did not arrive whole") {
+		t.Errorf("unreadable form: %d %q", rec.Code, rec.Header().Get("Set-Cookie"))
+	}
+}
+
+// TestLoginThrottled: an address over its failed logins gets 429 with
+// Retry-After for any token, the admin token too until that has logged in
+// from there, and no cookie; the allowance comes back with time.
+func TestLoginThrottled(t *testing.T) {
+	t.Parallel()
+	cfg, clock := sessionSetup("adm")
+	cfg.Throttle = api.NewAuthThrottle(2, time.Minute)
+	for _, wrong := range []string{"guess-1", "guess-2"} {
+		if rec, _ := login(t, cfg, wrong); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("%s: %d, want 401", wrong, rec.Code)
+		}
+	}
+	for _, token := range []string{"guess-3", "adm"} {
+		rec, cookie := login(t, cfg, token)
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "30" || cookie != "" ||
+			!strings.Contains(rec.Body.String(), "try again in 30 s") {
+			t.Errorf("%s when throttled: %d, Retry-After %q, cookie %q", token, rec.Code, rec.Header().Get("Retry-After"), cookie)
+		}
+	}
+	clock.now = clock.now.Add(31 * time.Second)
+	if rec, cookie := login(t, cfg, "adm"); rec.Code != http.StatusSeeOther || cookie == "" {
+		t.Fatalf("admin login after the wait: %d", rec.Code)
+	}
+	login(t, cfg, "guess-4")
+	if rec, _ := login(t, cfg, "guess-5"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("throttled again: %d, want 429", rec.Code)
+	}
+	if rec, cookie := login(t, cfg, "adm"); rec.Code != http.StatusSeeOther || cookie == "" {
+		t.Errorf("the admin token that logged in from here was refused: %d", rec.Code)
 	}
 }

@@ -69,7 +69,7 @@ type dash struct {
 
 // New checks cfg and returns the dashboard's handler. Unsafe requests from
 // another origin are refused with 403 (http.CrossOriginProtection) before
-// any handler runs.
+// any handler runs, and no answer may be framed by another page.
 func New(cfg Config) (http.Handler, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("web: Config.Store is required")
@@ -96,7 +96,7 @@ func New(cfg Config) (http.Handler, error) {
 	d.feed = newFeed(d.snapshot, cfg.PollInterval, cfg.Shutdown, cfg.Logger)
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(d.crossOrigin))
-	return cop.Handler(d.routes()), nil
+	return noFraming(cop.Handler(d.routes())), nil
 }
 
 func (d *dash) routes() http.Handler {

@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -166,5 +168,64 @@ func TestJobSearchPaging(t *testing.T) {
 	}
 	if status, body := e.get(next); status != 200 || strings.Count(body, "data-job-id=") != 40 {
 		t.Errorf("page 2 = %d with %d rows, want the 40 left", status, strings.Count(body, "data-job-id="))
+	}
+}
+
+// TestNoFraming: every dashboard answer forbids framing by another page
+// (clickjacking): pages, fragments, errors, refusals, static assets, the
+// login and its redirects.
+func TestNoFraming(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	cfg, _ := sessionSetup("adm")
+	login, logout := web.LoginHandler(cfg), web.LogoutHandler(cfg)
+	guarded := web.RequireSession(cfg)(e.handler)
+	for _, tt := range []struct {
+		name   string
+		h      http.Handler
+		method string
+		path   string
+		body   string
+		header []string
+	}{
+		{"page", e.handler, "GET", "/", "", nil},
+		{"fragment", e.handler, "GET", "/queues?fragment=queues", "", nil},
+		{"not found", e.handler, "GET", "/no-such-page", "", nil},
+		{"static", e.handler, "GET", "/static/dashboard.css", "", nil},
+		{"cross-origin refusal", e.handler, "POST", "/queues/q/pause", "", []string{"Sec-Fetch-Site", "cross-site"}},
+		{"action", e.handler, "POST", "/queues/q/pause", "", []string{"Sec-Fetch-Site", "same-origin"}},
+		{"login page", login, "GET", "/login", "", nil},
+		{"refused login", login, "POST", "/login", "token=nope", nil},
+		{"logout", logout, "POST", "/logout", "", nil},
+		{"redirect to login", guarded, "GET", "/queues", "", nil},
+	} {
+		rec := serve(tt.h, tt.method, tt.path, tt.body, tt.header...)
+		if rec.Header().Get("X-Frame-Options") != "DENY" || rec.Header().Get("Content-Security-Policy") != "frame-ancestors 'none'" {
+			t.Errorf("%s (%d): X-Frame-Options %q, Content-Security-Policy %q", tt.name, rec.Code,
+				rec.Header().Get("X-Frame-Options"), rec.Header().Get("Content-Security-Policy"))
+		}
+	}
+}
+
+// TestErrorPagesNameNoNode: the 404 page and the cross-origin refusal,
+// which strangers see most, name neither the node nor the version; the
+// pages behind them do.
+func TestErrorPagesNameNoNode(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, rec := range []*httptest.ResponseRecorder{
+		serve(e.handler, "GET", "/no-such-page", ""),
+		serve(e.handler, "GET", "/static/no-such-asset.css", ""),
+		serve(e.handler, "POST", "/queues/q/pause", "", "Sec-Fetch-Site", "cross-site"),
+	} {
+		if rec.Code != http.StatusNotFound && rec.Code != http.StatusForbidden {
+			t.Errorf("status %d", rec.Code)
+		}
+		if body := rec.Body.String(); strings.Contains(body, "node-1") || strings.Contains(body, "v-test") {
+			t.Errorf("a %d page names the node or version:\n%s", rec.Code, body)
+		}
+	}
+	if _, body := e.get("/"); !strings.Contains(body, "node-1") || !strings.Contains(body, "v-test") {
+		t.Error("the overview no longer names the node and version")
 	}
 }

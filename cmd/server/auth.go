@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -40,22 +44,34 @@ type security struct {
 	rateBurst      int
 	rateLimitAdmin float64
 	maxPolls       int
+	maxTokenPolls  int
+	maxConnsPerIP  int
+	allowedHosts   string
+	authFailures   int
+	authWindow     time.Duration
 
 	// Loaded from the above by load.
 	tokenList []api.Token
 	hooks     []*webhook.Hook
+	// randomKey is set when load made sessionKey up.
+	randomKey bool
 }
 
 func (s *security) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.tokens, "tokens", "", "bearer tokens as secret:role,… (roles admin, producer, worker); prefer TETHER_TOKENS or --tokens-file, since flags show in ps")
 	fs.StringVar(&s.tokensFile, "tokens-file", "", "file of secret:role entries, one a line or comma-separated")
 	fs.BoolVar(&s.insecureNoAuth, "insecure-no-auth", false, "allow serving a non-loopback address without tokens")
-	fs.StringVar(&s.sessionKey, "session-key", "", "key signing dashboard sessions, the same on every replica (default derived from the admin tokens)")
+	fs.StringVar(&s.sessionKey, "session-key", "", "key signing dashboard sessions, the same on every replica (default random at each start: sessions then end at restart and hold on one replica only)")
 	fs.StringVar(&s.hooksFile, "hooks", "", "webhooks file (JSON): name, queue, kind, scheme, secrets of each hook")
 	fs.Float64Var(&s.rateLimit, "rate-limit", defaultRateLimit, "requests per second per producer or worker token (0: unlimited)")
 	fs.IntVar(&s.rateBurst, "rate-burst", defaultRateBurst, "requests a token may make at once above its rate")
 	fs.Float64Var(&s.rateLimitAdmin, "rate-limit-admin", 0, "requests per second per admin token (0: unlimited)")
 	fs.IntVar(&s.maxPolls, "max-polls-per-worker", api.DefaultMaxPollsPerWorker, "long-poll leases one worker id may have waiting; one more is 429")
+	fs.IntVar(&s.maxTokenPolls, "max-polls-per-token", api.DefaultMaxPollsPerToken, "long-poll leases that may wait at once under one token, whatever their worker ids; one more is 429")
+	fs.IntVar(&s.authFailures, "auth-failures", api.DefaultAuthFailures, "failed authentications (wrong bearer tokens, failed logins) one client address may make at once, and per --auth-failure-window; more is 429 (0: no limit)")
+	fs.DurationVar(&s.authWindow, "auth-failure-window", api.DefaultAuthFailureWindow, "the window of --auth-failures")
+	fs.StringVar(&s.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated, any port; another Host is 403 (default: the loopback names when serving a loopback address without tokens, else any)")
+	fs.IntVar(&s.maxConnsPerIP, "max-conns-per-ip", api.DefaultMaxConnsPerClient, "connections one client address (an IPv6 /64) may have open; more are closed at once (0: no cap)")
 }
 
 // load reads the tokens and hooks and checks the whole: above all, that a
@@ -93,11 +109,27 @@ func (s *security) load(addr string) error {
 	if s.sessionKey != "" && len(s.sessionKey) < minTokenLen {
 		errs = append(errs, fmt.Errorf("--session-key must be at least %d characters", minTokenLen))
 	}
+	if s.sessionKey == "" && len(s.tokenList) > 0 {
+		// Not derived from the tokens: a stolen cookie would then let its
+		// thief test guesses at the admin tokens offline.
+		s.sessionKey, s.randomKey = rand.Text(), true
+	}
 	if s.rateLimit < 0 || s.rateLimitAdmin < 0 || s.rateBurst < 1 {
 		errs = append(errs, errors.New("--rate-limit and --rate-limit-admin must be 0 or more, --rate-burst at least 1"))
 	}
-	if s.maxPolls < 1 {
-		errs = append(errs, errors.New("--max-polls-per-worker must be at least 1"))
+	if s.maxPolls < 1 || s.maxTokenPolls < 1 {
+		errs = append(errs, errors.New("--max-polls-per-worker and --max-polls-per-token must be at least 1"))
+	}
+	for _, h := range s.hostList() {
+		if _, _, err := net.SplitHostPort(h); err == nil || h == "" || strings.ContainsAny(h, "/ \t*") {
+			errs = append(errs, fmt.Errorf("--allowed-hosts: %q is not a host name without port", h))
+		}
+	}
+	if s.authFailures < 0 || s.authWindow <= 0 {
+		errs = append(errs, errors.New("--auth-failures must be 0 (no limit) or more, --auth-failure-window positive"))
+	}
+	if s.maxConnsPerIP < 0 {
+		errs = append(errs, errors.New("--max-conns-per-ip must be 0 (no cap) or more"))
 	}
 	return errors.Join(errs...)
 }
@@ -117,6 +149,38 @@ func exposed(addr string) bool {
 	return ip == nil || !ip.IsLoopback()
 }
 
+// hostList is --allowed-hosts split at its commas.
+func (s *security) hostList() []string {
+	if s.allowedHosts == "" {
+		return nil
+	}
+	hosts := strings.Split(s.allowedHosts, ",")
+	for i := range hosts {
+		hosts[i] = strings.TrimSpace(hosts[i])
+	}
+	return hosts
+}
+
+// hosts are the Host names the server answers to (api.Config.AllowedHosts):
+// --allowed-hosts when given; serving a loopback address without tokens,
+// the loopback names and the address's own, since a page of any site could
+// otherwise reach the open API through DNS rebinding; else any (nil). A
+// server open beyond loopback (--insecure-no-auth) is reached by names
+// only its operator knows, so it takes any unless told.
+func (s *security) hosts(addr string) []string {
+	if s.allowedHosts != "" {
+		return s.hostList()
+	}
+	if len(s.tokenList) > 0 || exposed(addr) {
+		return nil
+	}
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if h, _, err := net.SplitHostPort(addr); err == nil && !slices.Contains(hosts, h) {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
 // rateLimits are the per-role limits for api.Config.
 func (s *security) rateLimits() map[api.Role]api.RateLimit {
 	worker := api.RateLimit{PerSecond: s.rateLimit, Burst: s.rateBurst}
@@ -126,11 +190,20 @@ func (s *security) rateLimits() map[api.Role]api.RateLimit {
 	}
 }
 
-// warn logs what is allowed but unwise: serving open beyond loopback, and
-// short tokens (by position and role, never the token).
+// warn logs what is allowed but unwise: serving open beyond loopback,
+// sessions under a key of this process alone, and short tokens (by
+// position and role, never the token).
 func (s *security) warn(log *slog.Logger, addr string) {
 	if len(s.tokenList) == 0 && exposed(addr) {
 		log.Warn("serving without auth on a non-loopback address (--insecure-no-auth)", "addr", addr)
+		if s.allowedHosts == "" {
+			log.Warn("any Host is answered: set --allowed-hosts to the names clients use, " +
+				"so that no web page can reach this open server through DNS rebinding")
+		}
+	}
+	if s.randomKey {
+		log.Warn("dashboard sessions are signed with a key made at start: they end when this process restarts " +
+			"and other replicas refuse them; set --session-key (the same on every replica) to keep them")
 	}
 	for i, t := range s.tokenList {
 		if len(t.Secret) < minTokenLen {
@@ -142,12 +215,12 @@ func (s *security) warn(log *slog.Logger, addr string) {
 
 // withLogin puts the dashboard h behind a session when tokens are
 // configured, registering /login and /logout on r; without tokens it
-// returns h as is.
-func (s *security) withLogin(r chi.Router, h http.Handler, log *slog.Logger) http.Handler {
+// returns h as is. Failed logins count in throttle, the API's.
+func (s *security) withLogin(r chi.Router, h http.Handler, throttle *api.AuthThrottle, now func() time.Time, log *slog.Logger) http.Handler {
 	if len(s.tokenList) == 0 {
 		return h
 	}
-	cfg := web.SessionConfig{Key: []byte(s.sessionKey), Logger: log}
+	cfg := web.SessionConfig{Key: []byte(s.sessionKey), Logger: log, Throttle: throttle, Now: now}
 	for _, t := range s.tokenList {
 		if t.Role == api.RoleAdmin {
 			cfg.AdminTokens = append(cfg.AdminTokens, t.Secret)

@@ -49,8 +49,9 @@ func TestSecurityConfig(t *testing.T) {
 		t.Errorf("tokens %d, hooks %+v", len(c.tokenList), c.hooks)
 	}
 	limits := c.rateLimits()
-	if limits[api.RoleWorker].PerSecond != defaultRateLimit || limits[api.RoleAdmin].PerSecond != 0 || c.maxPolls != api.DefaultMaxPollsPerWorker {
-		t.Errorf("limits %+v, max polls %d", limits, c.maxPolls)
+	if limits[api.RoleWorker].PerSecond != defaultRateLimit || limits[api.RoleAdmin].PerSecond != 0 || c.maxPolls != api.DefaultMaxPollsPerWorker ||
+		c.maxConnsPerIP != api.DefaultMaxConnsPerClient || c.maxTokenPolls != api.DefaultMaxPollsPerToken {
+		t.Errorf("limits %+v, max polls %d, max conns %d", limits, c.maxPolls, c.maxConnsPerIP)
 	}
 
 	c, err = parseConfig([]string{"--rate-limit", "5", "--rate-limit-admin", "50", "--rate-burst", "7"},
@@ -77,6 +78,10 @@ func TestSecurityConfig(t *testing.T) {
 		{[]string{"--session-key", "short"}, nil, "--session-key"},
 		{[]string{"--rate-burst", "0"}, nil, "--rate-burst"},
 		{[]string{"--max-polls-per-worker", "0"}, nil, "--max-polls-per-worker"},
+		{[]string{"--max-conns-per-ip", "-1"}, nil, "--max-conns-per-ip"},
+		{[]string{"--max-polls-per-token", "0"}, nil, "--max-polls-per-token"},
+		{[]string{"--auth-failures", "-1"}, nil, "--auth-failures"},
+		{[]string{"--auth-failure-window", "0s"}, nil, "--auth-failure-window"},
 	}
 	for _, tt := range tests {
 		_, err := parseConfig(tt.args, env(tt.env), io.Discard)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetherq/tether/api"
 	"github.com/tetherq/tether/scheduler"
 	"github.com/tetherq/tether/store"
 )
@@ -24,6 +25,7 @@ type config struct {
 	heartbeatInterval  time.Duration
 	tick               time.Duration
 	maxBody            byteSize
+	bodyTimeout        time.Duration
 	retentionSucceeded time.Duration
 	retentionDead      time.Duration
 	maxRescues         int
@@ -43,6 +45,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", 0, "heartbeat interval told to workers (default a third of --dead-after: 5s)")
 	fs.DurationVar(&c.tick, "tick", scheduler.DefaultTick, "scheduler tick")
 	fs.Var(&c.maxBody, "max-body", "request body limit: bytes, or with KiB or MiB")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time a request's body may take to arrive, on every route")
 	fs.DurationVar(&c.retentionSucceeded, "retention-succeeded", scheduler.DefaultRetentionSucceeded, "how long succeeded and cancelled jobs are kept")
 	fs.DurationVar(&c.retentionDead, "retention-dead", scheduler.DefaultRetentionDead, "how long dead jobs are kept")
 	fs.IntVar(&c.maxRescues, "max-rescues", store.DefaultMaxRescues, "rescues after which a job is dead (crash_loop)")
@@ -101,7 +104,7 @@ func (c config) check() error {
 		name string
 		v    time.Duration
 	}{
-		{"dead-after", c.deadAfter}, {"heartbeat-interval", c.heartbeatInterval}, {"tick", c.tick},
+		{"dead-after", c.deadAfter}, {"heartbeat-interval", c.heartbeatInterval}, {"tick", c.tick}, {"body-timeout", c.bodyTimeout},
 		{"retention-succeeded", c.retentionSucceeded}, {"retention-dead", c.retentionDead},
 	} {
 		if d.v <= 0 {

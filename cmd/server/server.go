@@ -35,6 +35,7 @@ type server struct {
 	log      *slog.Logger
 	clock    *scheduler.Clock
 	sched    *scheduler.Scheduler
+	api      *api.API
 	http     *http.Server
 	shutdown chan struct{} // closed first on shutdown: long-polls answer empty
 }
@@ -52,13 +53,16 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	throttle := api.NewAuthThrottle(cfg.authFailures, cfg.authWindow)
 	a, err := api.New(api.Config{
 		Store: st, Now: clock.Now, NodeID: cfg.nodeID, Version: version,
 		HeartbeatInterval: cfg.heartbeatInterval, DeadAfter: cfg.deadAfter,
-		MaxBody: int64(cfg.maxBody), MaxRescues: cfg.maxRescues,
+		MaxBody: int64(cfg.maxBody), BodyTimeout: cfg.bodyTimeout, MaxRescues: cfg.maxRescues,
 		Registerer: reg, Gatherer: reg, Logger: log.With("component", "api"),
 		Shutdown: s.shutdown,
 		Tokens:   cfg.tokenList, RateLimits: cfg.rateLimits(), Hooks: cfg.hooks, MaxPollsPerWorker: cfg.maxPolls,
+		MaxPollsPerToken: cfg.maxTokenPolls,
+		AllowedHosts:     cfg.hosts(cfg.addr), AuthThrottle: throttle,
 	})
 	if err != nil {
 		return nil, err
@@ -75,8 +79,8 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 	r := chi.NewRouter()
 	r.Use(a.Edge)
 	a.Routes(r)
-	r.Handle("/*", cfg.withLogin(r, dash, log.With("component", "web")))
-	s.sched = sched
+	r.Handle("/*", cfg.withLogin(r, dash, throttle, clock.Now, log.With("component", "web")))
+	s.sched, s.api = sched, a
 	s.http = &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -95,6 +99,7 @@ func (s *server) serve(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ln = s.api.LimitConns(ln, s.cfg.maxConnsPerIP)
 	bg, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = s.sched.Run(bg) })
