@@ -59,8 +59,6 @@ type Config struct {
 	// PageBytes is the byte budget of a GET /v1/jobs page (store.Budget);
 	// default store.DefaultPageBytes.
 	PageBytes int
-	// MaxRescues is passed to fails, whose decision may count rescues.
-	MaxRescues int
 	// Registerer receives the API's metrics; Gatherer serves /metrics. When
 	// Registerer is a *prometheus.Registry it is the default Gatherer; with
 	// neither, the API keeps a registry of its own.
@@ -139,9 +137,6 @@ func New(cfg Config) (*API, error) {
 	if cfg.PageBytes <= 0 {
 		cfg.PageBytes = store.DefaultPageBytes
 	}
-	if cfg.MaxRescues <= 0 {
-		cfg.MaxRescues = store.DefaultMaxRescues
-	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
@@ -171,7 +166,7 @@ func New(cfg Config) (*API, error) {
 		gather = r
 	}
 	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather),
-		creds: newCredentials(cfg.Tokens), hooks: map[string]*webhook.Hook{},
+		creds: newCredentials(cfg.Tokens, cfg.RateLimits), hooks: map[string]*webhook.Hook{},
 		polls:      &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}},
 		tokenPolls: &pollCount{max: cfg.MaxPollsPerToken, n: map[string]int{}}}
 	for _, h := range cfg.AllowedHosts {

@@ -78,11 +78,11 @@ type credential struct {
 // credentials is the configured token set; empty means no auth at all.
 type credentials []*credential
 
-func newCredentials(tokens []Token) credentials {
+func newCredentials(tokens []Token, limits map[Role]RateLimit) credentials {
 	out := make(credentials, len(tokens))
 	for i, t := range tokens {
 		d := sha256.Sum256([]byte(t.Secret))
-		out[i] = &credential{digest: d, key: string(d[:]), role: t.Role, bucket: &bucket{}}
+		out[i] = &credential{digest: d, key: string(d[:]), role: t.Role, bucket: newBucket(limits[t.Role])}
 	}
 	return out
 }
@@ -167,7 +167,7 @@ func (a *API) authorize(w http.ResponseWriter, r *http.Request, roles ...Role) b
 		writeProblem(w, newProblem(codeForbidden, fmt.Sprintf("a %s token may not call %s %s", c.role, r.Method, r.URL.EscapedPath())))
 		return false
 	}
-	if wait, ok := c.bucket.take(a.now(), a.cfg.RateLimits[c.role]); !ok {
+	if wait, ok := c.bucket.take(a.now()); !ok {
 		a.refuse(r, codeRateLimited, c.role)
 		tooMany(w, wait, fmt.Sprintf("this token's rate limit is exceeded; retry in %ss", retryAfter(wait)))
 		return false

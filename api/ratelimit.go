@@ -4,8 +4,9 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // RateLimit is a token bucket: PerSecond requests on average, Burst at
@@ -15,38 +16,33 @@ type RateLimit struct {
 	Burst     int
 }
 
-// bucket is one token's allowance. Buckets exist only for configured
-// tokens, so their number is fixed: nothing to evict.
+// bucket is one token's allowance, made for its role's limit when the
+// tokens are loaded; nil for an unlimited role. Buckets exist only for
+// configured tokens, so their number is fixed: nothing to evict.
 type bucket struct {
-	mu     sync.Mutex
-	level  float64 // requests that may be made now
-	last   time.Time
-	primed bool
+	lim *rate.Limiter
 }
 
-// take spends one request at now under limit. When none is left it returns
-// false and how long until one is.
-func (b *bucket) take(now time.Time, limit RateLimit) (time.Duration, bool) {
+func newBucket(limit RateLimit) *bucket {
 	if limit.PerSecond <= 0 {
+		return nil
+	}
+	return &bucket{lim: rate.NewLimiter(rate.Limit(limit.PerSecond), max(limit.Burst, 1))}
+}
+
+// take spends one request at now. When none is left it spends nothing and
+// returns false and how long until one is. The clock is corrected to the
+// store's and may step back a little: rate counts no refill for that.
+func (b *bucket) take(now time.Time) (time.Duration, bool) {
+	if b == nil {
 		return 0, true
 	}
-	burst := float64(max(limit.Burst, 1))
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.primed {
-		b.level, b.last, b.primed = burst, now, true
+	r := b.lim.ReserveN(now, 1)
+	if wait := r.DelayFrom(now); wait > 0 {
+		r.CancelAt(now)
+		return wait, false
 	}
-	// The clock is corrected to the store's and may step back a little:
-	// a negative interval refills nothing.
-	if dt := now.Sub(b.last).Seconds(); dt > 0 {
-		b.level = min(burst, b.level+dt*limit.PerSecond)
-	}
-	b.last = now
-	if b.level >= 1 {
-		b.level--
-		return 0, true
-	}
-	return time.Duration((1 - b.level) / limit.PerSecond * float64(time.Second)), false
+	return 0, true
 }
 
 // retryAfter is a wait in whole seconds, at least 1, for Retry-After.

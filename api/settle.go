@@ -74,7 +74,7 @@ func (a *API) failJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := req.params(id)
-	p.MaxRescues, p.Now = a.cfg.MaxRescues, now
+	p.Now = now
 	job, err := a.store.JobFail(r.Context(), &p)
 	if err == nil {
 		a.metrics.settled.WithLabelValues(outcomeFailed).Inc()
@@ -135,9 +135,6 @@ func (a *API) settle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Now = now
-	for i := range p.Fails {
-		p.Fails[i].MaxRescues = a.cfg.MaxRescues
-	}
 	errs, err := a.store.JobSettle(r.Context(), p)
 	if err == nil && len(errs) != len(ids) {
 		err = fmt.Errorf("settle: the store answered %d results for %d items", len(errs), len(ids))

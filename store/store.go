@@ -213,13 +213,12 @@ type JobExtendParams struct {
 }
 
 type JobFailParams struct {
-	ID         string
-	Token      string
-	Error      string
-	NoRetry    bool
-	RetryIn    *time.Duration
-	MaxRescues int
-	Now        time.Time
+	ID      string
+	Token   string
+	Error   string
+	NoRetry bool
+	RetryIn *time.Duration
+	Now     time.Time
 }
 
 type JobGetParams struct {

@@ -57,7 +57,7 @@ func newServer(cfg config, st store.Store, clock *scheduler.Clock, log *slog.Log
 	a, err := api.New(api.Config{
 		Store: st, Now: clock.Now, NodeID: cfg.nodeID, Version: version,
 		HeartbeatInterval: cfg.heartbeatInterval, DeadAfter: cfg.deadAfter,
-		MaxBody: int64(cfg.maxBody), BodyTimeout: cfg.bodyTimeout, MaxRescues: cfg.maxRescues,
+		MaxBody: int64(cfg.maxBody), BodyTimeout: cfg.bodyTimeout,
 		Registerer: reg, Gatherer: reg, Logger: log.With("component", "api"),
 		Shutdown: s.shutdown,
 		Tokens:   cfg.tokenList, RateLimits: cfg.rateLimits(), Hooks: cfg.hooks, MaxPollsPerWorker: cfg.maxPolls,

@@ -21,7 +21,7 @@ import (
 // lookups: for a large Max the planner would hash-join the whole table.
 //
 // Leases of the same queues that arrive while one runs go out together in
-// the next statement (leaseGroups). A lease commits without waiting for
+// the next statement (leaseMergers). A lease commits without waiting for
 // the WAL flush (see Store.lax).
 func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store.Job, error) {
 	now := store.Trunc(p.Now)
@@ -34,7 +34,7 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 	}
 	c := &leaseCall{ctx: ctx, worker: p.WorkerID, max: p.Max, now: now}
 	s.leases.lease(leaseKey(queues, p.Kinds), c, func(batch []*leaseCall) {
-		s.leaseBatch(ctx, queues, p.Kinds, batch)
+		s.leaseMerged(ctx, queues, p.Kinds, batch)
 	})
 	return c.jobs, c.err
 }

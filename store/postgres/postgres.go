@@ -2,9 +2,12 @@
 // replicas on one Postgres database.
 //
 // The hot paths are single statements. A lease is one UPDATE over a
-// SELECT … FOR UPDATE SKIP LOCKED, so concurrent leasers on any replica
-// pass each other instead of queueing; a batch enqueue is one INSERT over
-// unnest; acks settle in one statement with their attempt history. Endings
+// SELECT … FOR UPDATE SKIP LOCKED, so leasers on different replicas skip
+// each other's rows instead of queueing; on one replica, leases of the same
+// queues and ack-only settles that arrive while one of their kind runs are
+// merged into the next statement (merge.go), one commit for several
+// callers. A batch enqueue is one INSERT over unnest; acks settle in one
+// statement with their attempt history. Endings
 // that need the failure decisions (fail, release, rescue, reap) lock their
 // rows, apply store.Decide in Go and write every decision back in one
 // statement, guarded again on (id, owner, token, running), so a replica
@@ -60,8 +63,8 @@ type Store struct {
 	hub     *store.Hub
 	channel string // this schema's NOTIFY channel
 	lis     *listener
-	acks    ackGroup    // ack-only settles, merged while one runs
-	leases  leaseGroups // leases of the same queues, merged while one runs
+	acks    ackMerger    // ack-only settles, merged while one runs
+	leases  leaseMergers // leases of the same queues, merged while one runs
 }
 
 // Open connects to the database at url (a postgres:// URL or a key=value

@@ -33,32 +33,24 @@ const ackSQL = `WITH acked AS (
 	)
 	SELECT id::text, token FROM acked`
 
-// JobAck settles a job as succeeded: one statement when the token holds.
+// JobAck settles a job as succeeded through the same merged statement as
+// ack-only settles (ackSQL, so the fencing rule has one text), then reads
+// the job back for the answer.
 func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, error) {
 	if !validID(p.ID) {
 		return nil, store.ErrNotFound
 	}
-	rows, err := scanJobs(s.pool.Query(ctx, `WITH acked AS (
-			UPDATE jobs SET state = 'succeeded', finished_at = $1, result = $2::jsonb, expires_at = NULL
-			WHERE id = $3 AND token = $4 AND state = 'running' RETURNING *
-		), history AS (
-			INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
-			SELECT attempt_id, id, attempt, worker_id, started_at, $1, 'succeeded' FROM acked
-		)
-		SELECT `+jobColumns+` FROM acked`, store.Trunc(p.Now), jsonArg(p.Result), p.ID, p.Token))
+	done, err := s.acks.settle(ctx, s.pool, []store.JobAckParams{*p}, store.Trunc(p.Now))
 	if err != nil {
 		return nil, fmt.Errorf("ack %s: %w", p.ID, err)
 	}
-	if len(rows) == 1 {
-		return rows[0].job(), nil
-	}
-	// Nothing matched: a repeat under the token that settled the job is
-	// answered with the job; anything else is a stale holder.
 	row, err := getRow(ctx, s.pool, p.ID)
 	if err != nil {
 		return nil, err
 	}
-	if row.State == string(store.StateSucceeded) && deref(row.Token) == p.Token {
+	// Settled now, or a repeat under the token that settled it: answered
+	// with the job. Anything else is a stale holder.
+	if done[ackKey(p.ID, p.Token)] || (row.State == string(store.StateSucceeded) && deref(row.Token) == p.Token) {
 		return row.job(), nil
 	}
 	return nil, store.ErrLeaseLost
@@ -216,7 +208,7 @@ func failMany(ctx context.Context, tx pgx.Tx, fails []store.JobFailParams, now t
 			if f.NoRetry {
 				kind = store.EndFailPermanent
 			}
-			d := decide(row, kind, f.RetryIn, f.MaxRescues, now)
+			d := decide(row, kind, f.RetryIn, 0, now)
 			msg := f.Error
 			ends = append(ends, ending{row: row, d: d, outcome: d.Outcome, err: &msg})
 		}

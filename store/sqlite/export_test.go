@@ -3,17 +3,42 @@ package sqlite
 import (
 	"context"
 	"strings"
+	"time"
+
+	"github.com/tetherq/tether/store"
 )
 
-// LeaseQueryForTest exposes the lease statement's candidate query.
-func LeaseQueryForTest(queues, kinds []string, max int) string {
-	query, _ := leaseQuery(queues, kinds, max)
-	return strings.ReplaceAll(query, "?", "1")
+// HotPath is a statement the store runs, with arguments to plan it by and
+// the index its plan must read jobs (or workers) by.
+type HotPath struct {
+	Name  string
+	Query string
+	Args  []any
+	Index string
+}
+
+// HotPathsForTest returns the statements whose cost must follow the work
+// found, not the table: the lease, and every maintenance statement, the
+// very texts the store runs.
+func HotPathsForTest(now time.Time) []HotPath {
+	at := toMS(now)
+	lease, leaseArgs := leaseQuery([]string{"a", "b"}, []string{"k"}, 10)
+	orphans, orphanArgs := orphansQuery(&store.JobListOrphansParams{DeadBefore: now, LiveIDs: []string{"node-1"}, Limit: 10})
+	return []HotPath{
+		{"lease", lease, append([]any{"w", at, at}, leaseArgs...), "jobs_available"},
+		{"promote", promoteSQL, []any{at, 10}, "jobs_scheduled"},
+		{"reap", expiredSQL, []any{at, 10}, "jobs_running_expiry"},
+		{"orphans", orphans, orphanArgs, "jobs_running_worker"},
+		{"prune jobs", pruneJobsSQL, []any{at, 10, at, 10}, "jobs_finished"},
+		{"prune keys", pruneKeysSQL, []any{at, 10}, "idempotency_keys_expiry"},
+		{"prune workers", pruneWorkersSQL, []any{at, 10}, "workers_heartbeat"},
+		{"prune nodes", pruneNodesSQL, []any{at, 10}, ""}, // a handful of rows
+	}
 }
 
 // PlanForTest returns SQLite's query plan for query, one step a line.
-func (s *Store) PlanForTest(ctx context.Context, query string) string {
-	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query)
+func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) string {
+	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		return "error: " + err.Error()
 	}

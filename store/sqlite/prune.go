@@ -9,23 +9,37 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// JobPrune deletes finished jobs past retention and their history, by the
-// jobs_finished index of each end state, oldest first.
+// pruneJobsSQL reads up to ? succeeded or cancelled jobs finished before
+// ?, then up to ? dead ones finished before ?.
+const pruneJobsSQL = `SELECT id FROM (
+	SELECT id FROM jobs INDEXED BY jobs_finished
+	WHERE state IN ('succeeded', 'cancelled', 'dead') AND state IN ('succeeded', 'cancelled') AND finished_at < ? LIMIT ?)
+	UNION ALL SELECT id FROM (
+	SELECT id FROM jobs INDEXED BY jobs_finished
+	WHERE state IN ('succeeded', 'cancelled', 'dead') AND state = 'dead' AND finished_at < ? LIMIT ?)`
+
+// Statements of the other prunes: each deletes up to its last ? rows.
+const (
+	pruneKeysSQL = `DELETE FROM idempotency_keys WHERE key IN (
+		SELECT key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`
+	pruneWorkersSQL = `DELETE FROM workers WHERE id IN (
+		SELECT id FROM workers WHERE last_heartbeat_at < ? AND NOT EXISTS (
+			SELECT 1 FROM jobs WHERE jobs.worker_id = workers.id AND jobs.state = 'running') LIMIT ?)`
+	pruneNodesSQL = `DELETE FROM nodes WHERE id IN (
+		SELECT id FROM nodes WHERE last_heartbeat_at < ? LIMIT ?)`
+)
+
+// JobPrune deletes finished jobs past retention and their history.
 func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx *txn) (bool, error) {
 		var ids []string
-		err := tx.SelectContext(ctx, &ids, `SELECT id FROM (
-			SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finished_at < ? LIMIT ?)
-			UNION ALL SELECT id FROM (
-			SELECT id FROM jobs WHERE state = 'dead' AND finished_at < ? LIMIT ?)`,
-			toMS(p.SucceededBefore), store.LimitOr(p.Limit, store.MaxBatch), toMS(p.DeadBefore), store.LimitOr(p.Limit, store.MaxBatch))
+		limit := store.LimitOr(p.Limit, store.MaxBatch)
+		err := tx.SelectContext(ctx, &ids, pruneJobsSQL, toMS(p.SucceededBefore), limit, toMS(p.DeadBefore), limit)
 		if err != nil {
 			return false, fmt.Errorf("list prunable jobs: %w", err)
 		}
-		if len(ids) > store.LimitOr(p.Limit, store.MaxBatch) {
-			ids = ids[:store.LimitOr(p.Limit, store.MaxBatch)]
-		}
+		ids = ids[:min(len(ids), limit)]
 		n = len(ids)
 		return false, deleteJobs(ctx, tx, ids)
 	})
@@ -34,22 +48,17 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 
 // KeyPrune deletes expired idempotency keys and webhook delivery ids.
 func (s *Store) KeyPrune(ctx context.Context, p *store.KeyPruneParams) (int, error) {
-	return s.deleteSome(ctx, "prune idempotency keys", `DELETE FROM idempotency_keys WHERE key IN (
-		SELECT key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`, toMS(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
+	return s.deleteSome(ctx, "prune idempotency keys", pruneKeysSQL, toMS(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // WorkerPrune deletes long-silent workers that hold nothing.
 func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (int, error) {
-	return s.deleteSome(ctx, "prune workers", `DELETE FROM workers WHERE id IN (
-		SELECT id FROM workers WHERE last_heartbeat_at < ? AND NOT EXISTS (
-			SELECT 1 FROM jobs WHERE jobs.worker_id = workers.id AND jobs.state = 'running') LIMIT ?)`,
-		toMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
+	return s.deleteSome(ctx, "prune workers", pruneWorkersSQL, toMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // NodePrune deletes long-silent nodes.
 func (s *Store) NodePrune(ctx context.Context, p *store.NodePruneParams) (int, error) {
-	return s.deleteSome(ctx, "prune nodes", `DELETE FROM nodes WHERE id IN (
-		SELECT id FROM nodes WHERE last_heartbeat_at < ? LIMIT ?)`, toMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
+	return s.deleteSome(ctx, "prune nodes", pruneNodesSQL, toMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // deleteSome runs one bounded delete in a write transaction and returns

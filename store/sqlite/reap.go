@@ -7,6 +7,11 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
+// expiredSQL reads up to ? running jobs whose lease expired by ?, by the
+// jobs_running_expiry index.
+const expiredSQL = `SELECT ` + jobColumns + ` FROM jobs INDEXED BY jobs_running_expiry
+	WHERE state = 'running' AND expires_at <= ? ORDER BY expires_at LIMIT ?`
+
 // JobReap ends deliveries past their expiry as timed_out.
 func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
 	now := store.Trunc(p.Now)
@@ -14,8 +19,7 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 	err := s.tx(ctx, func(tx *txn) (bool, error) {
 		reaped = nil
 		var rows []jobRow
-		err := tx.SelectContext(ctx, &rows, `SELECT `+jobColumns+` FROM jobs
-			WHERE state = 'running' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, toMS(now), store.LimitOr(p.Limit, store.MaxBatch))
+		err := tx.SelectContext(ctx, &rows, expiredSQL, toMS(now), store.LimitOr(p.Limit, store.MaxBatch))
 		if err != nil {
 			return false, fmt.Errorf("list expired leases: %w", err)
 		}

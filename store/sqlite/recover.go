@@ -10,18 +10,7 @@ import (
 // JobListOrphans finds the running jobs of silent workers. It starts from
 // the workers index, so it costs O(silent workers + their jobs).
 func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParams) ([]store.Orphan, error) {
-	query := `SELECT j.id, j.worker_id, j.token, w.last_heartbeat_at
-		FROM workers w JOIN jobs j ON j.worker_id = w.id AND j.state = 'running'
-		WHERE w.last_heartbeat_at <= ?`
-	args := []any{toMS(p.DeadBefore)}
-	if len(p.LiveIDs) > 0 {
-		query += ` AND w.id NOT IN (` + marks(len(p.LiveIDs)) + `)`
-		for _, id := range p.LiveIDs {
-			args = append(args, id)
-		}
-	}
-	query += ` ORDER BY w.last_heartbeat_at, j.id LIMIT ?`
-	args = append(args, store.LimitOr(p.Limit, store.MaxBatch))
+	query, args := orphansQuery(p)
 	var rows []struct {
 		JobID    string `db:"id"`
 		WorkerID string `db:"worker_id"`
@@ -36,6 +25,23 @@ func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParam
 		out[i] = store.Orphan{JobID: r.JobID, WorkerID: r.WorkerID, Token: r.Token, LastHeartbeatAt: fromMS(r.LastHB)}
 	}
 	return out, nil
+}
+
+// orphansQuery is JobListOrphans's statement and its arguments.
+func orphansQuery(p *store.JobListOrphansParams) (string, []any) {
+	query := `SELECT j.id, j.worker_id, j.token, w.last_heartbeat_at
+		FROM workers w INDEXED BY workers_heartbeat JOIN jobs j INDEXED BY jobs_running_worker
+			ON j.worker_id = w.id AND j.state = 'running'
+		WHERE w.last_heartbeat_at <= ?`
+	args := []any{toMS(p.DeadBefore)}
+	if len(p.LiveIDs) > 0 {
+		query += ` AND w.id NOT IN (` + marks(len(p.LiveIDs)) + `)`
+		for _, id := range p.LiveIDs {
+			args = append(args, id)
+		}
+	}
+	query += ` ORDER BY w.last_heartbeat_at, j.id LIMIT ?`
+	return query, append(args, store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // JobRecover rescues each orphan with a compare-and-set on (id, owner,

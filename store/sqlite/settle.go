@@ -74,7 +74,7 @@ func fail(ctx context.Context, tx *txn, p *store.JobFailParams, now time.Time) (
 	if p.NoRetry {
 		ending = store.EndFailPermanent
 	}
-	d := decide(row, ending, p.RetryIn, p.MaxRescues, now)
+	d := decide(row, ending, p.RetryIn, 0, now)
 	msg := p.Error
 	return endDelivery(ctx, tx, row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg})
 }

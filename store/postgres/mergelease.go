@@ -22,17 +22,17 @@ type leaseCall struct {
 	err    error
 }
 
-// leaseGroups merges the leases of the same queues and kinds that arrive
+// leaseMergers merges the leases of the same queues and kinds that arrive
 // while one runs (see merger): concurrent workers of a queue then take
 // their batches in one statement instead of skipping past each other's
 // locked rows in several.
-type leaseGroups struct {
+type leaseMergers struct {
 	mu     sync.Mutex
-	m      map[string]*leaseGroup // by leaseKey, while in use
-	before func(calls int)        // called before each batch runs (tests)
+	m      map[string]*leaseMerger // by leaseKey, while in use
+	before func(calls int)         // called before each batch runs (tests)
 }
 
-type leaseGroup struct {
+type leaseMerger struct {
 	merger[*leaseCall]
 	users int
 }
@@ -42,15 +42,15 @@ func leaseKey(queues, kinds []string) string {
 	return strings.Join(queues, "\x00") + "\x01" + strings.Join(kinds, "\x00")
 }
 
-// lease runs c in the group of key, alone or merged.
-func (g *leaseGroups) lease(key string, c *leaseCall, run func([]*leaseCall)) {
+// lease runs c in the merger of key, alone or merged with others.
+func (g *leaseMergers) lease(key string, c *leaseCall, run func([]*leaseCall)) {
 	g.mu.Lock()
 	if g.m == nil {
-		g.m = map[string]*leaseGroup{}
+		g.m = map[string]*leaseMerger{}
 	}
 	lg := g.m[key]
 	if lg == nil {
-		lg = &leaseGroup{}
+		lg = &leaseMerger{}
 		g.m[key] = lg
 	}
 	lg.users++
@@ -63,9 +63,9 @@ func (g *leaseGroups) lease(key string, c *leaseCall, run func([]*leaseCall)) {
 	g.mu.Unlock()
 }
 
-// leaseBatch leases for every call of batch whose caller still waits: one
+// leaseMerged leases for every call of batch whose caller still waits: one
 // alone runs the single-worker statement, several the merged one.
-func (s *Store) leaseBatch(ctx context.Context, queues, kinds []string, batch []*leaseCall) {
+func (s *Store) leaseMerged(ctx context.Context, queues, kinds []string, batch []*leaseCall) {
 	if s.leases.before != nil {
 		s.leases.before(len(batch))
 	}

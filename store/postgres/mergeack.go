@@ -7,9 +7,9 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// ackGroup merges the ack-only settles that arrive while one runs into the
+// ackMerger merges the ack-only settles that arrive while one runs into the
 // next statement (see merger).
-type ackGroup struct {
+type ackMerger struct {
 	merger[*ackCall]
 	before func(calls int) // called before each statement (tests)
 }
@@ -26,7 +26,7 @@ type ackCall struct {
 }
 
 // settle acks with the calls merged at the time.
-func (g *ackGroup) settle(ctx context.Context, q querier, acks []store.JobAckParams, now time.Time) (map[string]bool, error) {
+func (g *ackMerger) settle(ctx context.Context, q querier, acks []store.JobAckParams, now time.Time) (map[string]bool, error) {
 	c := &ackCall{acks: acks, now: now}
 	g.do(c, func(batch []*ackCall) {
 		if g.before != nil {
