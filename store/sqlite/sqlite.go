@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"sync"
 	"time"
 
@@ -22,6 +23,10 @@ import (
 
 var _ store.Store = (*Store)(nil)
 
+// ErrInUse means another Store, in this process or another, has the
+// database file open (see lockFile).
+var ErrInUse = errors.New("in use")
+
 // Store is the SQLite implementation of store.Store.
 type Store struct {
 	// db owns the writer connection: SQLite takes one writer at a time
@@ -32,6 +37,8 @@ type Store struct {
 	// r serves reads concurrently with the writer (WAL).
 	r   *sqlx.DB
 	hub *store.Hub
+	// lock is PATH.lock, flocked until Close; nil for :memory:.
+	lock *os.File
 }
 
 // Options tune Open.
@@ -45,13 +52,35 @@ type Options struct {
 }
 
 // Open opens (creating if needed) the database file at path and migrates it
-// to the newest schema.
+// to the newest schema. It returns ErrInUse, having touched nothing, when
+// another Store has the file open; it holds PATH.lock until Close.
 func Open(ctx context.Context, path string) (*Store, error) {
 	return OpenWith(ctx, path, Options{})
 }
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	lock, err := lockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, path, o)
+	if err != nil {
+		unlock(lock)
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func unlock(lock *os.File) error {
+	if lock == nil {
+		return nil
+	}
+	return lock.Close() // closing the last descriptor drops the flock
+}
+
+func open(ctx context.Context, path string, o Options) (*Store, error) {
 	register()
 	if o.Synchronous == "" {
 		o.Synchronous = "normal"
@@ -125,9 +154,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// Close closes both pools.
+// Close closes both pools, then lets another Store open the file.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.close(), s.db.Close())
+	return errors.Join(s.r.Close(), s.w.close(), s.db.Close(), unlock(s.lock))
 }
 
 // Ping checks both pools.
