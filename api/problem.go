@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/tetherq/tether/store"
 )
@@ -61,11 +60,6 @@ var sentinels = []struct {
 	{store.ErrUnavailable, codeUnavailable, "the store does not answer (down, unreachable or timed out); " +
 		"retry after Retry-After seconds"},
 }
-
-// unavailableRetryAfter is the Retry-After of every 503: a store that is
-// restarting or failing over is back within seconds, and a client that
-// waits this long between tries does not add to its load meanwhile.
-const unavailableRetryAfter = 2 * time.Second
 
 // problem is an RFC 9457 problem document with Tether's extension members.
 type problem struct {
@@ -159,7 +153,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error, abouts ...
 // and a 503 with its Retry-After.
 func writeProblem(w http.ResponseWriter, p *problem) {
 	if p.Code == codeUnavailable {
-		w.Header().Set("Retry-After", retryAfter(unavailableRetryAfter))
+		w.Header().Set("Retry-After", retryAfter(store.RetryUnavailable))
 	}
 	writeBody(w, "application/problem+json", p.Status, p)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"syscall"
+	"time"
 )
 
 // Sentinel errors. Backends translate their own failures into these once;
@@ -27,6 +28,13 @@ var (
 	// effect. Backends mark their drivers' failures with Unavailable.
 	ErrUnavailable = errors.New("store unavailable")
 )
+
+// RetryUnavailable is how long a client should wait before it retries a
+// call that failed with ErrUnavailable (the API's and the dashboard's
+// Retry-After): a store restarting or failing over is back within seconds,
+// and clients that wait this long between tries add little to its load
+// meanwhile.
+const RetryUnavailable = 2 * time.Second
 
 // Unavailable returns err marked as ErrUnavailable when it says the store
 // did not answer, and err unchanged otherwise. It is each backend's one

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
@@ -114,13 +115,17 @@ func (d *dash) servePage(p page) http.HandlerFunc {
 		status := http.StatusOK
 		for _, pn := range p.panels {
 			c, err := d.buildPanel(rq, pn)
-			if errors.Is(err, errNotFound) {
+			switch {
+			case errors.Is(err, errNotFound):
 				status = http.StatusNotFound
 				lay.Title = "Not found"
+			case errors.Is(err, store.ErrUnavailable):
+				status = http.StatusServiceUnavailable
+				lay.Title = "Store unavailable"
 			}
 			lay.Panels = append(lay.Panels, c)
 		}
-		w.WriteHeader(status)
+		writeStatus(w, status)
 		d.render(rq, w, layoutView(lay))
 	}
 }
@@ -131,8 +136,11 @@ func (d *dash) serveFragment(w http.ResponseWriter, rq *request, p page, id stri
 			continue
 		}
 		c, err := d.buildPanel(rq, pn)
-		if errors.Is(err, errNotFound) {
-			w.WriteHeader(http.StatusNotFound)
+		switch {
+		case errors.Is(err, errNotFound):
+			writeStatus(w, http.StatusNotFound)
+		case errors.Is(err, store.ErrUnavailable):
+			writeStatus(w, http.StatusServiceUnavailable)
 		}
 		d.render(rq, w, c)
 		return
@@ -140,12 +148,25 @@ func (d *dash) serveFragment(w http.ResponseWriter, rq *request, p page, id stri
 	http.Error(w, "no panel "+id+" on this page", http.StatusNotFound)
 }
 
+// writeStatus writes the page's status; a 503 (the store does not
+// answer) says when to try again, as the API's do.
+func writeStatus(w http.ResponseWriter, status int) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(int(store.RetryUnavailable/time.Second)))
+	}
+	w.WriteHeader(status)
+}
+
 // buildPanel builds a panel inside its frame; a failing build shows its
 // error in place of the panel rather than failing the page.
 func (d *dash) buildPanel(rq *request, pn panel) (templ.Component, error) {
 	body, err := pn.build(rq)
 	if err != nil {
-		if !errors.Is(err, errNotFound) {
+		switch {
+		case errors.Is(err, errNotFound):
+		case errors.Is(err, store.ErrUnavailable):
+			d.log.Warn("dashboard panel: store unavailable", "panel", pn.id, "err", err)
+		default:
 			d.log.Error("dashboard panel failed", "panel", pn.id, "err", err)
 		}
 		body = panelError(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -175,7 +176,7 @@ func TestOpenStoreSchemes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for _, url := range []string{"sqlite:" + dir + "/a.db", "sqlite://" + dir + "/b.db"} {
-		st, err := openStore(t.Context(), url)
+		st, err := openStore(t.Context(), url, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("openStore(%q) = %v", url, err)
 		}
@@ -191,7 +192,7 @@ func TestOpenStoreSchemes(t *testing.T) {
 		{"sqlite:", "--store \"sqlite:\": no file path"},
 	}
 	for _, tt := range tests {
-		_, err := openStore(t.Context(), tt.url)
+		_, err := openStore(t.Context(), tt.url, slog.New(slog.DiscardHandler))
 		if err != nil && strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("openStore(%q) error shows the password: %v", tt.url, err)
 		}

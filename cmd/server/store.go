@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tetherq/tether/store"
 	"github.com/tetherq/tether/store/postgres"
@@ -15,8 +18,10 @@ import (
 // openStore opens the backend the --store URL names: sqlite:PATH or
 // sqlite://PATH (so sqlite:///var/lib/tether.db is an absolute path),
 // postgres://… (or postgresql://…), redis://… or rediss://…. Its errors
-// name --store, and never show the URL's password.
-func openStore(ctx context.Context, url string) (store.Store, error) {
+// name --store, and never show the URL's password. The drivers' own lines
+// (migrations applied, go-redis's dial failures) go to log.
+func openStore(ctx context.Context, url string, log *slog.Logger) (store.Store, error) {
+	log = log.With("component", "store")
 	scheme, rest, ok := strings.Cut(url, ":")
 	if !ok {
 		return nil, fmt.Errorf("--store %q: want a URL such as sqlite:tether.db or postgres://… (see --help)", redact(url))
@@ -27,18 +32,21 @@ func openStore(ctx context.Context, url string) (store.Store, error) {
 		if path == "" {
 			return nil, fmt.Errorf("--store %q: no file path after sqlite:", url)
 		}
-		st, err := sqlite.Open(ctx, path)
+		st, err := sqlite.OpenWith(ctx, path, sqlite.Options{Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--store %s: %w", url, err)
 		}
 		return st, nil
 	case "postgres", "postgresql":
-		st, err := postgres.Open(ctx, url)
+		st, err := postgres.Open(ctx, url, postgres.WithLogger(log))
 		if err != nil {
 			return nil, fmt.Errorf("--store %s: %w", redact(url), err)
 		}
 		return st, nil
 	case "redis", "rediss":
+		// go-redis logs through a global of its own (to stderr by
+		// default): dial failures, dropped connections.
+		goredis.SetLogger(redisLog{log})
 		st, err := redis.Open(ctx, url)
 		if err != nil {
 			return nil, fmt.Errorf("--store %s: %w", redact(url), err)
@@ -47,6 +55,14 @@ func openStore(ctx context.Context, url string) (store.Store, error) {
 	default:
 		return nil, fmt.Errorf("--store %q: unknown scheme %q; use sqlite:PATH, postgres://…, redis://… or rediss://…", redact(url), scheme)
 	}
+}
+
+// redisLog is go-redis's logger: its lines, warnings all, go to the
+// server's log.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "), "driver", "go-redis")
 }
 
 // redact hides the passwords in a store URL, for errors and logs: the
