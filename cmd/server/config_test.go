@@ -87,6 +87,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--tick", "8s"}, nil, []string{"--tick (8s)", "--dead-after (15s)"}},
 		{nil, map[string]string{"TETHER_DEAD_AFTER": "1s", "TETHER_TICK": "1s"}, []string{"--tick (1s) must be at most half"}},
 		{[]string{"--max-rescues", "0"}, nil, []string{"--max-rescues"}},
+		{[]string{"--tokens", "a:wizard"}, nil, []string{"--tokens: ", "wizard"}},
+		{nil, map[string]string{"TETHER_TOKENS": "a:wizard"}, []string{"--tokens: "}},
+		{[]string{"--hooks", "/nonexistent/hooks.json"}, nil, []string{"--hooks: "}},
 		{[]string{"extra"}, nil, []string{"unexpected argument", "--help"}},
 		{[]string{"--nope"}, nil, []string{"flag provided but not defined: -nope", "--help"}},
 	}
