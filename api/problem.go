@@ -57,6 +57,8 @@ var sentinels = []struct {
 		"the job was recovered, timed out, released, settled or leased again"},
 	{store.ErrInvalidState, codeInvalidState, "the job's state does not allow this change"},
 	{store.ErrConflict, codeIdempotency, "the Idempotency-Key was used with another request body"},
+	{store.ErrUnavailable, codeUnavailable, "the store does not answer (down, unreachable or timed out); " +
+		"retry after Retry-After seconds"},
 }
 
 // problem is an RFC 9457 problem document with Tether's extension members.
@@ -91,7 +93,9 @@ func codeOf(err error) string {
 func sentinelOf(err error) (code, detail string) {
 	for _, s := range sentinels {
 		if errors.Is(err, s.err) {
-			if msg := err.Error(); msg != s.err.Error() {
+			// An outage's cause names the store's hosts and ports: it
+			// stays in the log.
+			if msg := err.Error(); msg != s.err.Error() && s.err != store.ErrUnavailable {
 				return s.code, s.detail + " (" + msg + ")"
 			}
 			return s.code, s.detail
@@ -131,8 +135,12 @@ func aboutWorker(id string) about { return func(p *problem) { p.WorkerID = id } 
 // fail answers err as a problem, logging internal errors.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error, abouts ...about) {
 	p, internal := problemOf(err)
-	if internal {
+	switch {
+	case internal:
 		a.log.ErrorContext(r.Context(), "request failed",
+			"method", r.Method, "path", r.URL.Path, "err", err)
+	case p.Code == codeUnavailable:
+		a.log.WarnContext(r.Context(), "store unavailable",
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	for _, f := range abouts {
@@ -141,8 +149,12 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error, abouts ...
 	writeProblem(w, p)
 }
 
-// writeProblem writes p as application/problem+json with its status.
+// writeProblem writes p as application/problem+json with its status,
+// and a 503 with its Retry-After.
 func writeProblem(w http.ResponseWriter, p *problem) {
+	if p.Code == codeUnavailable {
+		w.Header().Set("Retry-After", retryAfter(store.RetryUnavailable))
+	}
 	writeBody(w, "application/problem+json", p.Status, p)
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+
+	"github.com/tetherq/tether/store"
 )
 
 // errNoInsights is a panel's answer when the backend has no store.Insights.
@@ -12,6 +14,8 @@ var errNoInsights = errors.New("not available on this backend")
 func isNoInsights(err error) bool { return errors.Is(err, errNoInsights) }
 
 func isNotFound(err error) bool { return errors.Is(err, errNotFound) }
+
+func isUnavailable(err error) bool { return errors.Is(err, store.ErrUnavailable) }
 
 // enqueueCommand is a curl line that enqueues a job on this server.
 func enqueueCommand(base, queue string) string {

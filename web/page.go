@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
@@ -114,16 +115,19 @@ func (d *dash) servePage(p page) http.HandlerFunc {
 		status := http.StatusOK
 		for _, pn := range p.panels {
 			c, err := d.buildPanel(rq, pn)
-			if errors.Is(err, errNotFound) {
+			switch {
+			case errors.Is(err, errNotFound):
 				status = http.StatusNotFound
 				lay.Title = "Not found"
-			}
-			if isBadInput(err) {
+			case errors.Is(err, store.ErrUnavailable):
+				status = http.StatusServiceUnavailable
+				lay.Title = "Store unavailable"
+			case isBadInput(err):
 				status = http.StatusBadRequest
 			}
 			lay.Panels = append(lay.Panels, c)
 		}
-		w.WriteHeader(status)
+		writeStatus(w, status)
 		d.render(rq, w, layoutView(lay))
 	}
 }
@@ -136,9 +140,11 @@ func (d *dash) serveFragment(w http.ResponseWriter, rq *request, p page, id stri
 		c, err := d.buildPanel(rq, pn)
 		switch {
 		case errors.Is(err, errNotFound):
-			w.WriteHeader(http.StatusNotFound)
+			writeStatus(w, http.StatusNotFound)
 		case isBadInput(err):
-			w.WriteHeader(http.StatusBadRequest)
+			writeStatus(w, http.StatusBadRequest)
+		case errors.Is(err, store.ErrUnavailable):
+			writeStatus(w, http.StatusServiceUnavailable)
 		}
 		d.render(rq, w, c)
 		return
@@ -146,12 +152,25 @@ func (d *dash) serveFragment(w http.ResponseWriter, rq *request, p page, id stri
 	http.Error(w, "no panel "+id+" on this page", http.StatusNotFound)
 }
 
+// writeStatus writes the page's status; a 503 (the store does not
+// answer) says when to try again, as the API's do.
+func writeStatus(w http.ResponseWriter, status int) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(int(store.RetryUnavailable/time.Second)))
+	}
+	w.WriteHeader(status)
+}
+
 // buildPanel builds a panel inside its frame; a failing build shows its
 // error in place of the panel rather than failing the page.
 func (d *dash) buildPanel(rq *request, pn panel) (templ.Component, error) {
 	body, err := pn.build(rq)
 	if err != nil {
-		if !errors.Is(err, errNotFound) && !isBadInput(err) {
+		switch {
+		case errors.Is(err, errNotFound), isBadInput(err):
+		case errors.Is(err, store.ErrUnavailable):
+			d.log.Warn("dashboard panel: store unavailable", "panel", pn.id, "err", err)
+		default:
 			d.log.Error("dashboard panel failed", "panel", pn.id, "err", err)
 		}
 		body = panelError(err)

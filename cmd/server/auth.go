@@ -80,8 +80,9 @@ func (s *security) load(addr string) error {
 	if s.tokens != "" && s.tokensFile != "" {
 		return errors.New("give --tokens or --tokens-file, not both")
 	}
-	src := s.tokens
+	src, from := s.tokens, "--tokens"
 	if s.tokensFile != "" {
+		from = "--tokens-file " + s.tokensFile
 		b, err := os.ReadFile(s.tokensFile)
 		if err != nil {
 			return fmt.Errorf("--tokens-file: %w", err)
@@ -90,14 +91,14 @@ func (s *security) load(addr string) error {
 	}
 	var err error
 	if s.tokenList, err = api.ParseTokens(src); err != nil {
-		return fmt.Errorf("tokens: %w", err)
+		return fmt.Errorf("%s: %w", from, err)
 	}
 	if s.tokensFile != "" && len(s.tokenList) == 0 {
 		return fmt.Errorf("--tokens-file %s holds no token", s.tokensFile)
 	}
 	if s.hooksFile != "" {
 		if s.hooks, err = webhook.Load(s.hooksFile); err != nil {
-			return err
+			return fmt.Errorf("--hooks: %w", err)
 		}
 	}
 	var errs []error

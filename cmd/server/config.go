@@ -37,25 +37,16 @@ type config struct {
 // variable from getenv (--dead-after ↔ TETHER_DEAD_AFTER), then its default.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
 	c := config{maxBody: 1 << 20}
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks a free one)")
-	fs.StringVar(&c.store, "store", "sqlite:tether.db", "store URL: sqlite:PATH or sqlite://PATH")
-	fs.DurationVar(&c.deadAfter, "dead-after", store.DefaultDeadAfter, "silence after which a worker is dead and its jobs are recovered")
-	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", 0, "heartbeat interval told to workers (default a third of --dead-after: 5s)")
-	fs.DurationVar(&c.tick, "tick", scheduler.DefaultTick, "scheduler tick")
-	fs.Var(&c.maxBody, "max-body", "request body limit: bytes, or with KiB or MiB")
-	fs.DurationVar(&c.bodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time a request's body may take to arrive, on every route")
-	fs.DurationVar(&c.retentionSucceeded, "retention-succeeded", scheduler.DefaultRetentionSucceeded, "how long succeeded and cancelled jobs are kept")
-	fs.DurationVar(&c.retentionDead, "retention-dead", scheduler.DefaultRetentionDead, "how long dead jobs are kept")
-	fs.IntVar(&c.maxRescues, "max-rescues", store.DefaultMaxRescues, "rescues after which a job is dead (crash_loop)")
-	fs.StringVar(&c.nodeID, "node-id", "", "this node's id (default hostname-pid-random)")
-	c.security.flags(fs)
+	fs := c.flagSet()
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(out, fs)
+			return c, err
+		}
+		return c, fmt.Errorf("%w (see --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	if err := applyEnv(fs, getenv); err != nil {
 		return c, err
@@ -74,6 +65,28 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	return c, c.security.load(c.addr)
 }
 
+// flagSet defines the server's flags over c's fields.
+func (c *config) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	// Errors go back to main, which prints them once; parseConfig prints
+	// --help, in full.
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks a free one)")
+	fs.StringVar(&c.store, "store", "sqlite:tether.db", "where jobs live: sqlite:PATH, postgres://…, redis://… or rediss://… (see Stores)")
+	fs.DurationVar(&c.deadAfter, "dead-after", store.DefaultDeadAfter, "silence after which a worker is dead and its jobs are recovered")
+	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", 0, "heartbeat interval told to workers (default a third of --dead-after: 5s)")
+	fs.DurationVar(&c.tick, "tick", scheduler.DefaultTick, "scheduler period: recovery, timeouts, promotion, pruning; at most half of --dead-after")
+	fs.Var(&c.maxBody, "max-body", "request body limit: a `size` in bytes, or with KiB or MiB")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time a request's body may take to arrive, on every route")
+	fs.DurationVar(&c.retentionSucceeded, "retention-succeeded", scheduler.DefaultRetentionSucceeded, "how long succeeded and cancelled jobs are kept")
+	fs.DurationVar(&c.retentionDead, "retention-dead", scheduler.DefaultRetentionDead, "how long dead jobs are kept")
+	fs.IntVar(&c.maxRescues, "max-rescues", store.DefaultMaxRescues, "rescues after which a job is dead (crash_loop)")
+	fs.StringVar(&c.nodeID, "node-id", "", "this node's id (default hostname-pid-random)")
+	c.security.flags(fs)
+	explainValues(fs)
+	return fs
+}
+
 // applyEnv sets every flag not given on the command line from its TETHER_*
 // variable, through the flag's own parser so both read values alike.
 func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
@@ -87,7 +100,7 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 			return
 		}
 		if e := fs.Set(f.Name, v); e != nil {
-			err = fmt.Errorf("%s=%q: %w", name, v, e)
+			err = fmt.Errorf("%s=%q (--%s): %w", name, v, f.Name, e)
 		}
 	})
 	return err
@@ -97,6 +110,13 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 func envName(flag string) string {
 	return "TETHER_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
+
+// maxTickShare is how many ticks at least fit in --dead-after. Each tick
+// renews this node's heartbeat in the store, and other replicas take a node
+// silent for --dead-after for gone; with two ticks in that window one late
+// tick does not make a live node look gone. A dead worker's jobs are
+// rescued within --dead-after plus a tick, so at most 1.5 × --dead-after.
+const maxTickShare = 2
 
 func (c config) check() error {
 	var errs []error
@@ -113,6 +133,11 @@ func (c config) check() error {
 	}
 	if c.heartbeatInterval >= c.deadAfter {
 		errs = append(errs, fmt.Errorf("--heartbeat-interval (%v) must be shorter than --dead-after (%v)", c.heartbeatInterval, c.deadAfter))
+	}
+	if c.tick > 0 && c.tick > c.deadAfter/maxTickShare {
+		errs = append(errs, fmt.Errorf("--tick (%v) must be at most half of --dead-after (%v): every tick renews this "+
+			"server's own heartbeat, which other replicas judge by --dead-after, and a dead worker's jobs wait up "+
+			"to a tick beyond it", c.tick, c.deadAfter))
 	}
 	if c.maxRescues < 1 {
 		errs = append(errs, fmt.Errorf("--max-rescues must be at least 1, not %d", c.maxRescues))

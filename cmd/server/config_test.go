@@ -1,7 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
 	"io"
+	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +47,8 @@ func TestParseConfigPrecedence(t *testing.T) {
 			func(c config) bool { return c.maxBody == 1000 }},
 		{"sizes in MiB", []string{"--max-body", "2MiB"}, nil,
 			func(c config) bool { return c.maxBody == 2<<20 }},
+		{"tick at half of dead-after", []string{"--dead-after", "2s", "--tick", "1s"}, nil,
+			func(c config) bool { return c.tick == time.Second }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,22 +69,100 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		args []string
 		env  map[string]string
-		want string // in the error
+		want []string // each in the error
 	}{
-		{[]string{"--max-body", "1GB"}, nil, "invalid size"},
-		{[]string{"--max-body", "0"}, nil, "invalid size"},
-		{nil, map[string]string{"TETHER_TICK": "soon"}, "TETHER_TICK"},
-		{[]string{"--dead-after", "1s", "--heartbeat-interval", "1s"}, nil, "shorter than --dead-after"},
-		{[]string{"--tick", "0s"}, nil, "--tick must be positive"},
-		{[]string{"--max-rescues", "0"}, nil, "--max-rescues"},
-		{[]string{"extra"}, nil, "unexpected argument"},
-		{[]string{"--nope"}, nil, "flag provided but not defined"},
+		{[]string{"--max-body", "1GB"}, nil, []string{"-max-body", "invalid size"}},
+		{[]string{"--max-body", "0"}, nil, []string{"-max-body", "invalid size"}},
+		{[]string{"--tick", "soon"}, nil, []string{"-tick", "want a duration"}},
+		{[]string{"--max-rescues", "many"}, nil, []string{"-max-rescues", "want a whole number"}},
+		{[]string{"--rate-limit", "fast"}, nil, []string{"-rate-limit", "want a number"}},
+		{[]string{"--insecure-no-auth=maybe"}, nil, []string{"-insecure-no-auth"}},
+		{nil, map[string]string{"TETHER_TICK": "soon"}, []string{"TETHER_TICK", "--tick", "want a duration"}},
+		{nil, map[string]string{"TETHER_MAX_BODY": "huge"}, []string{"TETHER_MAX_BODY", "--max-body", "invalid size"}},
+		{nil, map[string]string{"TETHER_INSECURE_NO_AUTH": "maybe"}, []string{"TETHER_INSECURE_NO_AUTH", "--insecure-no-auth"}},
+		{[]string{"--dead-after", "1s", "--heartbeat-interval", "1s"}, nil, []string{"shorter than --dead-after"}},
+		{[]string{"--tick", "0s"}, nil, []string{"--tick must be positive"}},
+		// The tick rule: at most half of --dead-after, from flags or variables.
+		{[]string{"--dead-after", "2s", "--tick", "1001ms"}, nil, []string{"--tick (1.001s) must be at most half of --dead-after (2s)"}},
+		{[]string{"--tick", "8s"}, nil, []string{"--tick (8s)", "--dead-after (15s)"}},
+		{nil, map[string]string{"TETHER_DEAD_AFTER": "1s", "TETHER_TICK": "1s"}, []string{"--tick (1s) must be at most half"}},
+		{[]string{"--max-rescues", "0"}, nil, []string{"--max-rescues"}},
+		{[]string{"--tokens", "a:wizard"}, nil, []string{"--tokens: ", "wizard"}},
+		{nil, map[string]string{"TETHER_TOKENS": "a:wizard"}, []string{"--tokens: "}},
+		{[]string{"--hooks", "/nonexistent/hooks.json"}, nil, []string{"--hooks: "}},
+		{[]string{"extra"}, nil, []string{"unexpected argument", "--help"}},
+		{[]string{"--nope"}, nil, []string{"flag provided but not defined: -nope", "--help"}},
 	}
 	for _, tt := range tests {
 		_, err := parseConfig(tt.args, env(tt.env), io.Discard)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("parseConfig(%q, %v) = %v, want an error with %q", tt.args, tt.env, err, tt.want)
+		for _, want := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("parseConfig(%q, %v) = %v, want an error with %q", tt.args, tt.env, err, want)
+			}
 		}
+	}
+}
+
+// TestHelp: --help says what the server is, every store URL form, and
+// every flag with its variable; it is not an error to main (exit 0), and
+// a parse error does not print it.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	_, err := parseConfig([]string{"--help"}, env(nil), &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("parseConfig(--help) = %v, want flag.ErrHelp", err)
+	}
+	help := out.String()
+	wants := []string{"job-queue server", "sqlite:PATH", "sqlite://PATH", "postgres://", "redis://", "rediss://", "TETHER_STORE"}
+	(&config{}).flagSet().VisitAll(func(f *flag.Flag) {
+		wants = append(wants, "--"+f.Name+" ", "["+envName(f.Name)+"]")
+	})
+	for _, want := range wants {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help does not say %q:\n%s", want, help)
+		}
+	}
+	out.Reset()
+	if _, err := parseConfig([]string{"--tick", "soon"}, env(nil), &out); err == nil || out.Len() > 0 {
+		t.Errorf("a bad flag: err %v, printed %q; want an error and nothing printed", err, out.String())
+	}
+}
+
+// TestBinaryFlags: the binary exits 0 on --help with the help on stdout,
+// and 1 on a bad variable, saying so once on stderr without the help.
+func TestBinaryFlags(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, serverBin, "--help")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "rediss://") || stderr.Len() > 0 {
+		t.Errorf("--help: exit %v, stdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	cmd = exec.CommandContext(ctx, serverBin, "--store", "sqlite:"+t.TempDir()+"/t.db")
+	cmd.Env = append(os.Environ(), "TETHER_TICK=soon")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	want := "tether: TETHER_TICK=\"soon\" (--tick): want a duration such as 500ms, 15s or 1h\n"
+	if code := exitCode(err); code != 1 || stderr.String() != want || stdout.Len() > 0 {
+		t.Errorf("TETHER_TICK=soon: exit %d, stdout %q, stderr %q; want exit 1 and stderr %q", code, stdout.String(), stderr.String(), want)
+	}
+}
+
+// exitCode is a finished command's exit status, -1 if it did not exit.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	default:
+		return -1
 	}
 }
 
@@ -92,26 +179,48 @@ func TestOpenStoreSchemes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for _, url := range []string{"sqlite:" + dir + "/a.db", "sqlite://" + dir + "/b.db"} {
-		st, err := openStore(t.Context(), url)
+		st, err := openStore(t.Context(), url, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("openStore(%q) = %v", url, err)
 		}
 		st.Close()
 	}
 	tests := []struct{ url, want string }{
-		{"postgres://tether:s3cret@127.0.0.1:1/tether?connect_timeout=1", "open store postgres://tether:xxxxx@"},
-		{"redis://:s3cret@127.0.0.1:1/0", "open store redis://:xxxxx@"},
-		{"mysql://x", "unknown scheme"},
-		{"tether.db", "want a URL"},
-		{"sqlite:", "no file path"},
+		{"postgres://tether:s3cret@127.0.0.1:1/tether?connect_timeout=1", "--store postgres://tether:xxxxx@"},
+		{"postgres://tether:s3cret@127.0.0.1:notaport/tether", "--store postgres://tether:xxxxx@"},
+		{"redis://:s3cret@127.0.0.1:1/0", "--store redis://:xxxxx@"},
+		{"redis://127.0.0.1:6379/notadb", "--store redis://127.0.0.1:6379/notadb"},
+		{"mysql://u:s3cret@x", "--store \"mysql://u:xxxxx@x\": unknown scheme"},
+		{"tether.db", "--store \"tether.db\": want a URL"},
+		{"sqlite:", "--store \"sqlite:\": no file path"},
 	}
 	for _, tt := range tests {
-		_, err := openStore(t.Context(), tt.url)
+		_, err := openStore(t.Context(), tt.url, slog.New(slog.DiscardHandler))
 		if err != nil && strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("openStore(%q) error shows the password: %v", tt.url, err)
 		}
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("openStore(%q) = %v, want an error with %q", tt.url, err, tt.want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"postgres://tether:s3cret@db:5432/tether", "postgres://tether:xxxxx@db:5432/tether"},
+		{"postgres://tether:s3cret@db:notaport/tether", "postgres://tether:xxxxx@db:notaport/tether"}, // net/url refuses it
+		{"postgres://tether:p@ss@db/tether", "postgres://tether:xxxxx@db/tether"},                     // '@' in the password
+		{"postgres://db/tether?user=t&password=s3cret&sslmode=disable", "postgres://db/tether?user=t&password=xxxxx&sslmode=disable"},
+		{"host=db password=s3cret dbname=tether", "host=db password=xxxxx dbname=tether"},
+		{"redis://:s3cret@127.0.0.1:6379/0", "redis://:xxxxx@127.0.0.1:6379/0"},
+		{"redis://127.0.0.1:6379/0?prefix=a@b", "redis://127.0.0.1:6379/0?prefix=a@b"}, // no userinfo
+		{"redis://user@127.0.0.1:6379/0", "redis://user@127.0.0.1:6379/0"},
+		{"sqlite:tether.db", "sqlite:tether.db"},
+	}
+	for _, tt := range tests {
+		if got := redact(tt.in); got != tt.want {
+			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log := slog.New(api.LogRequestIDs(slog.NewTextHandler(stdout, nil)))
-	st, err := openStore(ctx, cfg.store)
+	st, err := openStore(ctx, cfg.store, log)
 	if err != nil {
 		return err
 	}

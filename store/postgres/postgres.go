@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,7 +49,7 @@ var _ store.Store = (*Store)(nil)
 type Store struct {
 	// pool serves reads and every write whose success the API reports as
 	// durable: enqueue, ack, fail, release, rescue, admin changes.
-	pool *pgxpool.Pool
+	pool db
 	// lax serves the writes that may be lost in a database crash without
 	// breaking a promise (DESIGN: a 2xx means committed for enqueue, ack
 	// and fail): leases, extends, registrations, node heartbeats,
@@ -59,7 +60,7 @@ type Store struct {
 	// leaves the job available, and the worker's ack then answers
 	// lease_lost: the job runs again, as after any crash. WAL is one
 	// sequence, so a durable commit flushes every lax commit before it.
-	lax     *pgxpool.Pool
+	lax     db
 	hub     *store.Hub
 	channel string // this schema's NOTIFY channel
 	lis     *listener
@@ -67,15 +68,39 @@ type Store struct {
 	leases  leaseMergers // leases of the same queues, merged while one runs
 }
 
+// DefaultConnectTimeout bounds a connection attempt when the URL sets no
+// connect_timeout. pgx has none of its own, so a server that drops
+// packets (rather than refusing) would hold a request for as long as the
+// kernel retries; with a bound it answers unavailable instead.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Option tunes Open.
+type Option func(*options)
+
+type options struct {
+	log *slog.Logger
+}
+
+// WithLogger logs the migrations Open applies (and that there were none)
+// to log; without it they are silent.
+func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
+
 // Open connects to the database at url (a postgres:// URL or a key=value
 // DSN; pgxpool's pool_* parameters apply), migrates it to the newest
 // schema, and starts listening for wake-ups. The schema is the first one on
 // the connection's search_path, so several stores can share a database in
 // separate schemas (…&search_path=tenant_a).
-func Open(ctx context.Context, url string) (*Store, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse postgres url: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -91,8 +116,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	s := &Store{pool: pool, lax: lax, hub: store.NewHub()}
-	if err := s.migrate(ctx); err != nil {
+	s := &Store{pool: db{pool}, lax: db{lax}, hub: store.NewHub()}
+	if err := s.migrate(ctx, o.log); err != nil {
 		s.closePools()
 		return nil, err
 	}
@@ -112,7 +137,7 @@ func (s *Store) closePools() {
 // migrate applies the embedded migrations under a session advisory lock,
 // so replicas starting together migrate once: the others wait for the lock
 // and then find nothing to do.
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
 	var schema *string
 	if err := s.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		return fmt.Errorf("read current schema: %w", err)
@@ -132,10 +157,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	db := stdlib.OpenDBFromPool(s.pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, dir,
-		goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
+	sqlDB := stdlib.OpenDBFromPool(s.pool.Pool)
+	defer sqlDB.Close()
+	gopts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker)}
+	if log != nil {
+		gopts = append(gopts, goose.WithSlog(log), goose.WithVerbose(true))
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, dir, gopts...)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}

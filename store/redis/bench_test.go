@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetherq/tether/store"
 	"github.com/tetherq/tether/store/redis"
+	"github.com/tetherq/tether/store/storetest"
 )
 
 // benchPayload is about 100 bytes, as in the peer benchmarks.
@@ -164,9 +165,9 @@ func TestMemoryPerQueuedJob(t *testing.T) {
 	if os.Getenv("TETHER_BENCH_BIG") != "1" {
 		t.Skip("set TETHER_BENCH_BIG=1 to measure memory per queued job")
 	}
-	srv := startServer(t)
-	c := raw(t, srv.url())
-	s := open(t, srv.url(), redis.DefaultPrefix)
+	srv := storetest.StartRedis(t)
+	c := raw(t, srv.URL())
+	s := open(t, srv.URL(), redis.DefaultPrefix)
 	used := func() int64 {
 		t.Helper()
 		c.MemoryUsage(t.Context(), "warm-up") // settle the allocator's view

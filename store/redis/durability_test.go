@@ -38,8 +38,8 @@ func TestDurabilityKill9(t *testing.T) {
 // while producers enqueue, restarts it on the same directory, lets them
 // go on, and returns how many acknowledged jobs are missing, of how many.
 func killDuringEnqueues(t *testing.T, args ...string) (missing, total int) {
-	srv := startServer(t, args...)
-	s := open(t, srv.url(), "")
+	srv := storetest.StartRedis(t, args...)
+	s := open(t, srv.URL(), "")
 	ctx := t.Context()
 
 	const producers = 8
@@ -81,10 +81,10 @@ func killDuringEnqueues(t *testing.T, args ...string) (missing, total int) {
 		return len(acked)
 	}
 	waitFor(t, "enqueues before the kill", 30*time.Second, func() bool { return count() >= 1000 })
-	srv.kill9()
+	srv.Kill9()
 	before := count()
 	waitFor(t, "producers to see the server gone", 10*time.Second, func() bool { return failed.Load() > 0 })
-	srv.start()
+	srv.Start()
 	waitFor(t, "enqueues after the restart", 30*time.Second, func() bool { return count() >= before+500 })
 	stop.Store(true)
 	wg.Wait()

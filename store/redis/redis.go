@@ -126,6 +126,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		ro.MaxRetries = -1
 	}
 	rdb := goredis.NewClient(ro)
+	rdb.AddHook(unavailable{})
 	s := &Store{rdb: rdb, prefix: o.prefix, scripts: newScripts(), hub: store.NewHub()}
 	if err := s.scripts.load(ctx, rdb); err != nil {
 		rdb.Close()

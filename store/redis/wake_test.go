@@ -74,18 +74,18 @@ func TestWakeupAcrossStores(t *testing.T) {
 // it is down, waiting leasers are polled awake; once it is back, the
 // subscription is renewed and cross-replica wake-ups work again.
 func TestWakeupAfterRestart(t *testing.T) {
-	srv := startServer(t)
+	srv := storetest.StartRedis(t)
 	poll := 100 * time.Millisecond
-	a := open(t, srv.url(), "", redis.WithPollInterval(poll))
-	b := open(t, srv.url(), a.PrefixForTest())
+	a := open(t, srv.URL(), "", redis.WithPollInterval(poll))
+	b := open(t, srv.URL(), a.PrefixForTest())
 	ctx := t.Context()
 
-	srv.kill9()
+	srv.Kill9()
 	ch := a.LeaseWakeup([]string{"default"})
 	if _, ok := woken(ch, 5*time.Second); !ok {
 		t.Fatal("with redis-server down, waiting leasers were not polled awake")
 	}
-	srv.start()
+	srv.Start()
 	waitFor(t, "the subscription to come back", 15*time.Second, a.SubscribedForTest)
 
 	ch = a.LeaseWakeup([]string{"default"})
@@ -122,8 +122,8 @@ func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) 
 // TestOpenPassword: a password in the URL authenticates; a wrong one fails
 // at Open.
 func TestOpenPassword(t *testing.T) {
-	srv := startServer(t, "--requirepass", "s3cret")
-	url := func(pw string) string { return "redis://:" + pw + "@127.0.0.1:" + itoa(srv.port) + "/0" }
+	srv := storetest.StartRedis(t, "--requirepass", "s3cret")
+	url := func(pw string) string { return "redis://:" + pw + "@127.0.0.1:" + itoa(srv.Port) + "/0" }
 	var s *redis.Store
 	var err error
 	waitFor(t, "redis-server with a password", 10*time.Second, func() bool {

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
+	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,6 +25,10 @@ import (
 
 var _ store.Store = (*Store)(nil)
 
+// ErrInUse means another Store, in this process or another, has the
+// database file open (see lockFile).
+var ErrInUse = errors.New("in use")
+
 // Store is the SQLite implementation of store.Store.
 type Store struct {
 	// db owns the writer connection: SQLite takes one writer at a time
@@ -30,8 +37,10 @@ type Store struct {
 	db *sqlx.DB
 	w  *writer
 	// r serves reads concurrently with the writer (WAL).
-	r   *sqlx.DB
+	r   reader
 	hub *store.Hub
+	// lock is PATH.lock, flocked until Close; nil for :memory:.
+	lock *os.File
 }
 
 // Options tune Open.
@@ -42,16 +51,45 @@ type Options struct {
 	Synchronous string
 	// Readers is the size of the read pool (default 4).
 	Readers int
+	// BusyTimeout is how long a statement waits for a lock another
+	// program holds on the file (a backup, the sqlite3 shell) before the
+	// call fails with store.ErrUnavailable (default 10s).
+	BusyTimeout time.Duration
+	// Logger receives the migrations Open applies (and that there were
+	// none); nil keeps them silent.
+	Logger *slog.Logger
 }
 
 // Open opens (creating if needed) the database file at path and migrates it
-// to the newest schema.
+// to the newest schema. It returns ErrInUse, having touched nothing, when
+// another Store has the file open; it holds PATH.lock until Close.
 func Open(ctx context.Context, path string) (*Store, error) {
 	return OpenWith(ctx, path, Options{})
 }
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	lock, err := lockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, path, o)
+	if err != nil {
+		unlock(lock)
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func unlock(lock *os.File) error {
+	if lock == nil {
+		return nil
+	}
+	return lock.Close() // closing the last descriptor drops the flock
+}
+
+func open(ctx context.Context, path string, o Options) (*Store, error) {
 	register()
 	if o.Synchronous == "" {
 		o.Synchronous = "normal"
@@ -59,16 +97,19 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	if o.Readers <= 0 {
 		o.Readers = 4
 	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
-	q.Set("_busy_timeout", "10000")
+	q.Set("_busy_timeout", strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10))
 	q.Set("_synchronous", o.Synchronous)
 	db, err := sqlx.Open(driverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	if err := migrate(ctx, db.DB); err != nil {
+	if err := migrate(ctx, db.DB, o.Logger); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -86,7 +127,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(o.Readers)
-	return &Store{db: db, w: w, r: r, hub: store.NewHub()}, nil
+	return &Store{db: db, w: w, r: reader{r}, hub: store.NewHub()}, nil
 }
 
 // driverName is go-sqlite3 with the pragmas every connection needs and the
@@ -110,31 +151,35 @@ func register() {
 	})
 }
 
-func migrate(ctx context.Context, db *sql.DB) error {
+func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	dir, err := fs.Sub(migrations.SQLite, "sqlite")
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, dir, goose.WithDisableGlobalRegistry(true))
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	if log != nil {
+		opts = append(opts, goose.WithSlog(log), goose.WithVerbose(true))
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, dir, opts...)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", mark(ctx, err))
 	}
 	return nil
 }
 
-// Close closes both pools.
+// Close closes both pools, then lets another Store open the file.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.close(), s.db.Close())
+	return errors.Join(s.r.Close(), s.w.close(), s.db.Close(), unlock(s.lock))
 }
 
 // Ping checks both pools.
 func (s *Store) Ping(ctx context.Context) error {
 	// The writer's pool has one connection and the writer holds it for
 	// good: ping that connection itself, not the pool.
-	return errors.Join(s.r.PingContext(ctx), s.w.conn.PingContext(ctx))
+	return errors.Join(s.r.PingContext(ctx), mark(ctx, s.w.conn.PingContext(ctx)))
 }
 
 // Now is the local clock: the database lives in this process.
@@ -145,7 +190,9 @@ func (s *Store) LeaseWakeup([]string) <-chan struct{} { return s.hub.Wait() }
 
 // tx runs fn in one write transaction and commits it. When fn reports that
 // jobs became leasable, waiting leasers are woken after the commit.
-func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error)) error {
+func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error)) (err error) {
+	caller := ctx
+	defer func() { err = mark(caller, err) }()
 	// A cancellable context makes the driver run every step in a goroutine
 	// of its own so that it can interrupt it; transactions here are short,
 	// so they run to the end instead.

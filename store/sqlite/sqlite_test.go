@@ -1,6 +1,9 @@
 package sqlite_test
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +70,48 @@ func TestReopenKeepsJobs(t *testing.T) {
 	if err != nil || j.Kind != "k" || j.State != store.StateAvailable {
 		t.Fatalf("after reopen: %+v, %v", j, err)
 	}
+}
+
+// TestOneStorePerFile: while a Store has the file open, a second Open of
+// it (here in the same process: flock belongs to the open file) is refused
+// with ErrInUse and a message naming the file and the holder, also under
+// another spelling of the path or through a symbolic link; once the first
+// closes, the file opens again.
+func TestOneStorePerFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tether.db")
+	first, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, filepath.Join(dir, ".", "tether.db"), link(t, path)} {
+		second, err := sqlite.Open(t.Context(), p)
+		if err == nil {
+			second.Close()
+			t.Fatalf("a second Open of %s while the first is open succeeded", p)
+		}
+		want := fmt.Sprintf("%s: in use by another Tether server (pid %d holds %s.lock)", path, os.Getpid(), path)
+		if !errors.Is(err, sqlite.ErrInUse) || !strings.Contains(err.Error(), want) {
+			t.Errorf("second Open(%s) = %v, want ErrInUse saying %q", p, err, want)
+		}
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open after the first closed: %v", err)
+	}
+	again.Close()
+}
+
+// link makes a symbolic link to path and returns it.
+func link(t *testing.T, path string) string {
+	t.Helper()
+	l := filepath.Join(t.TempDir(), "link.db")
+	if err := os.Symlink(path, l); err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
