@@ -32,6 +32,9 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 		}
 		return []*store.Job{}, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // a merged lease runs on a context of its own
+	}
 	c := &leaseCall{ctx: ctx, worker: p.WorkerID, max: p.Max, now: now}
 	s.leases.lease(leaseKey(queues, p.Kinds), c, func(batch []*leaseCall) {
 		s.leaseMerged(ctx, queues, p.Kinds, batch)

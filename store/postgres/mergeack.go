@@ -25,8 +25,13 @@ type ackCall struct {
 	err     error
 }
 
-// settle acks with the calls merged at the time.
+// settle acks with the calls merged at the time. A caller that gave up
+// already joins no batch: the batch runs on a context of its own, and its
+// outcome (an outage, say) is not that caller's to report.
 func (g *ackMerger) settle(ctx context.Context, q querier, acks []store.JobAckParams, now time.Time) (map[string]bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c := &ackCall{acks: acks, now: now}
 	g.do(c, func(batch []*ackCall) {
 		if g.before != nil {
