@@ -1,23 +1,20 @@
 # Tether's entry points. `make test` is what CI runs (.ci/run).
 GO ?= go
 
-.PHONY: test tools vet fmt-check templ-check bench bench-peer
+.PHONY: test tools vet fmt-check templ-check fuzz fuzz-short fuzz-long staticcheck vuln bench bench-peer
 
-# test starts the databases the backend tests need (the machine's Postgres,
-# a throwaway redis-server that it stops afterwards) and runs every test
-# under -race. With CI=true a backend test whose server is missing fails.
-test: tools vet fmt-check templ-check
+# test checks the tree (vet, gofmt, templ output, staticcheck, pinned in
+# go.mod with the tool directive), runs every fuzz target briefly, starts
+# the databases the backend tests need (the machine's Postgres, a throwaway
+# redis-server that it stops afterwards) and runs every test under -race.
+# With CI=true a backend test whose server is missing fails.
+test: tools vet fmt-check templ-check fuzz-short staticcheck
 	@set -e; \
 	eval "$$(scripts/postgres.sh)"; \
 	eval "$$(scripts/redis.sh)"; \
 	trap 'scripts/redis.sh stop' EXIT; \
 	echo "go test -race -count=1 -timeout 25m ./..."; \
 	$(GO) test -race -count=1 -timeout 25m ./...
-
-# test also runs the fuzz targets briefly and staticcheck (pinned in go.mod
-# with the tool directive, like govulncheck).
-.PHONY: fuzz-short fuzz-long staticcheck vuln
-test: fuzz-short staticcheck
 
 # fuzz-short runs every fuzz target (func Fuzz… in a _test.go file) for
 # FUZZTIME, starting from its seed corpus in testdata/fuzz. It is part of
@@ -35,7 +32,6 @@ FUZZTIME_LONG ?= 3m
 fuzz-long:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_LONG)
 
-.PHONY: fuzz
 fuzz:
 	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 		for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \

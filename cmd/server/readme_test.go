@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -42,5 +44,20 @@ func TestReadmeWalkthrough(t *testing.T) {
 			t.Errorf("block %d printed nothing", i+1)
 		}
 		t.Logf("block %d:\n%s", i+1, out)
+	}
+	// The walkthrough cleans up after itself: every job it made is finished.
+	resp, err := http.Get("http://127.0.0.1:8080/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var stats struct {
+		Jobs map[string]int `json:"jobs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil {
+		t.Fatal(err)
+	}
+	if n := stats.Jobs["scheduled"] + stats.Jobs["available"] + stats.Jobs["running"]; n != 0 || stats.Jobs["succeeded"] == 0 {
+		t.Errorf("after the walkthrough the jobs are %v: want every one finished, none left waiting or running", stats.Jobs)
 	}
 }
