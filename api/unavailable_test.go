@@ -3,17 +3,13 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tetherq/tether/api"
 	"github.com/tetherq/tether/store"
@@ -172,34 +168,12 @@ func sqliteOutage(t *testing.T) *storetest.Outage {
 // postgresOutage opens a store in a schema of its own on the test
 // Postgres, through a proxy the outage cuts: the shared Postgres stays up.
 func postgresOutage(t *testing.T) *storetest.Outage {
-	raw := storetest.EnvURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
-	conn, err := pgx.Connect(t.Context(), raw)
-	if err != nil {
-		t.Fatalf("connect to Postgres: %v", err)
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "tether_api_" + hex.EncodeToString(b)
-	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-		conn.Close(ctx)
-	})
-	u, err := url.Parse(raw)
+	u, err := url.Parse(storetest.PostgresSchema(t, "tether_api"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := storetest.NewProxy(t, u.Host)
 	u.Host = p.Addr()
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
 	s, err := postgres.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatal(err)

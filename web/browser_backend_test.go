@@ -8,13 +8,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tetherq/tether/store"
@@ -61,48 +58,14 @@ func openSQLiteBackend(t *testing.T) backendStore {
 // named by TETHER_TEST_POSTGRES_URL.
 func openPostgresBackend(t *testing.T) backendStore {
 	t.Helper()
-	raw := storetest.EnvURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
-	conn, err := pgx.Connect(t.Context(), raw)
-	if err != nil {
-		t.Fatalf("connect to Postgres: %v", err)
-	}
-	schema := "tether_web_" + randomHex(6)
-	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		conn.Close(context.Background())
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-		conn.Close(ctx)
-	})
+	url := storetest.PostgresSchema(t, "tether_web")
 	// The store outlives t.Context(), which ends before the cleanups run.
-	st, err := postgres.Open(context.Background(), withSearchPath(t, raw, schema))
+	st, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		t.Fatalf("open Postgres store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
-}
-
-// withSearchPath puts schema first on the search path of raw, a URL or a
-// key=value DSN.
-func withSearchPath(t *testing.T, raw, schema string) string {
-	t.Helper()
-	if !strings.Contains(raw, "://") {
-		return raw + " search_path=" + schema
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("parse TETHER_TEST_POSTGRES_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // openRedisBackend opens a store under a fresh key prefix on the

@@ -60,7 +60,11 @@ func testBadInputRefused(t *testing.T, e *env) {
 					continue // the retries page filters by queue only
 				}
 				for _, fragment := range []string{"", strings.TrimPrefix(page, "/")} {
-					path := withQuery(page, field, name, "fragment", fragment)
+					q := url.Values{field: {name}}
+					if fragment != "" {
+						q.Set("fragment", fragment)
+					}
+					path := page + "?" + q.Encode()
 					status, body := e.get(path)
 					refused("GET "+path, status, body)
 				}
@@ -112,18 +116,4 @@ func (e *env) queueNames() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// withQuery returns path with the non-empty query values set.
-func withQuery(path string, kv ...string) string {
-	q := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			q.Set(kv[i], kv[i+1])
-		}
-	}
-	if len(q) == 0 {
-		return path
-	}
-	return path + "?" + q.Encode()
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tetherq/tether/client"
 	"github.com/tetherq/tether/store/storetest"
 )
@@ -154,29 +152,7 @@ func keepAlive(t *testing.T, c *client.Client, worker string) (stop func()) {
 
 // postgresStore returns a store URL on a fresh schema of the test database,
 // dropped when the test ends.
-func postgresStore(t *testing.T) string {
-	raw := storetest.EnvURL(t, "TETHER_TEST_POSTGRES_URL", "scripts/postgres.sh")
-	conn, err := pgx.Connect(t.Context(), raw)
-	if err != nil {
-		t.Fatalf("connect to Postgres: %v", err)
-	}
-	schema := "tether_replicas_" + randomHex(6)
-	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		conn.Close(context.Background())
-	})
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func postgresStore(t *testing.T) string { return storetest.PostgresSchema(t, "tether_replicas") }
 
 // redisStore returns a store URL on the test redis-server under a fresh
 // key prefix.
