@@ -30,7 +30,7 @@ func openStore(ctx context.Context, url string, log *slog.Logger) (store.Store, 
 	case "sqlite":
 		path := strings.TrimPrefix(rest, "//")
 		if path == "" {
-			return nil, fmt.Errorf("--store %q: no file path after sqlite:", url)
+			return nil, fmt.Errorf("--store %q: no file path after \"sqlite:\" (want sqlite:PATH)", url)
 		}
 		st, err := sqlite.OpenWith(ctx, path, sqlite.Options{Logger: log})
 		if err != nil {
