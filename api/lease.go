@@ -73,26 +73,39 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 }
 
 // leaseWait leases until it gets jobs, wait runs out, shutdown begins or
-// ctx ends. It takes the wake-up channel before each attempt, so an enqueue
+// ctx ends. It registers its waiter before each attempt, so an enqueue
 // landing between an empty attempt and the wait is never missed, and it
-// never polls: between attempts it sleeps until a wake-up.
+// never polls: between attempts it sleeps until a wake-up for one of its
+// queues. A waiter it leaves without leasing again passes a wake-up it got
+// on, and a full lease wakes one more waiter: the queues may hold more.
 func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.Duration) ([]*store.Job, error) {
+	if wait == 0 {
+		p.Now = a.now()
+		return a.store.JobLease(ctx, p)
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		wake := a.store.LeaseWakeup(p.Queues)
+		w := a.store.LeaseWakeup(p.Queues)
 		p.Now = a.now()
 		jobs, err := a.store.JobLease(ctx, p)
-		if err != nil || len(jobs) > 0 || wait == 0 {
+		if err != nil || len(jobs) > 0 {
+			w.Release()
+			if len(jobs) == p.Max {
+				w.Relay()
+			}
 			return jobs, err
 		}
 		select {
-		case <-wake:
+		case <-w.C(): // spent: the next attempt is its lease
 		case <-timer.C:
+			w.Release()
 			return nil, nil
 		case <-a.cfg.Shutdown:
+			w.Release()
 			return nil, nil
 		case <-ctx.Done():
+			w.Release()
 			return nil, ctx.Err()
 		}
 	}

@@ -89,12 +89,14 @@ func TestLeaseLongPollWokenByEnqueue(t *testing.T) {
 	e, sig := setupSignal(t)
 	done := e.startLease("q")
 	<-sig.empty
-	e.enqueue("elsewhere", "k") // wakes the poll, which finds nothing and waits again
-	<-sig.empty
+	e.enqueue("elsewhere", "k") // another queue's job: the poll sleeps on
 	want := e.enqueue("q", "k")
 	jobs := await(t, done)
 	if len(jobs) != 1 || jobs[0].ID != want.ID {
 		t.Fatalf("long-poll answered %+v, want %s", jobs, want.ID)
+	}
+	if n := len(sig.empty); n != 0 {
+		t.Errorf("the poll leased %d more times in vain: a job in another queue woke it", n)
 	}
 }
 

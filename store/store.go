@@ -88,11 +88,13 @@ type Store interface {
 	// expire by themselves has none (0, nil).
 	KeyPrune(ctx context.Context, p *KeyPruneParams) (int, error)
 
-	// LeaseWakeup returns a channel closed the next time jobs may have
-	// become leasable in one of the queues (on any replica sharing the
-	// store). Take it before a lease attempt that may find nothing, then
-	// wait on it, so no wake-up falls between the two.
-	LeaseWakeup(queues []string) <-chan struct{}
+	// LeaseWakeup registers a waiter whose channel closes when jobs may
+	// have become leasable in one of the queues, on any replica sharing the
+	// store: n jobs wake about n waiters of their queue, longest-waiting
+	// first (see Wakeups). Take it before a lease attempt that may find
+	// nothing, then wait on it, so no wake-up falls between the two; a
+	// waiter not followed by another lease attempt must be Released.
+	LeaseWakeup(queues []string) *Waiter
 
 	// NodeHeartbeat registers or refreshes a server node; a node that had
 	// stopped is live again.

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"container/list"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -11,33 +14,158 @@ import (
 // to cost nothing.
 const WakeupPollInterval = 500 * time.Millisecond
 
-// Hub is an in-process wake-up signal for long-polling leasers. Backends
-// call Signal after every transition that makes jobs leasable (directly for
+// Wakeups hands the news that jobs became leasable in a queue to the
+// long-polls waiting on that queue: n new jobs wake the n longest-waiting
+// leasers of their queue, not every leaser of every queue. Backends call
+// Signal after each transition that makes jobs leasable (directly for
 // SQLite, from LISTEN/NOTIFY or pub/sub for the shared stores) and hand out
-// its channels from LeaseWakeup.
+// Waiters from LeaseWakeup. A waiter costs a channel and a list entry per
+// queue it names, and no CPU while it waits.
 //
-// One generation channel serves every queue: a waiter woken for a queue it
-// does not read simply leases nothing and waits again, which is cheaper than
-// a channel per queue per waiter.
-type Hub struct {
-	mu sync.Mutex
-	ch chan struct{}
+// A hand-off can be lost where a herd cannot: a leaser woken for a job may
+// give up (its wait ran out, its client left) or lease fewer jobs than
+// arrived. So a waiter that was woken and is released without leasing
+// again passes its wake-up on (Release), and a leaser whose lease came back
+// full wakes one more (Waiter.Relay): the queue may hold more.
+type Wakeups struct {
+	mu     sync.Mutex
+	queues map[string]*list.List // of *Waiter, longest-waiting first
 }
 
-// NewHub returns a hub with no waiters.
-func NewHub() *Hub { return &Hub{ch: make(chan struct{})} }
+// NewWakeups returns a hub with no waiters.
+func NewWakeups() *Wakeups { return &Wakeups{queues: map[string]*list.List{}} }
 
-// Wait returns a channel closed by the next Signal.
-func (h *Hub) Wait() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ch
+// Waiter is one long-poll's registration: C closes when jobs may have
+// become leasable in one of its queues. Whoever takes a Waiter must either
+// lease again once C closed, or call Release.
+type Waiter struct {
+	w      *Wakeups
+	ch     chan struct{}
+	queues []string
+	elems  []*list.Element
+	by     string // the queue whose signal woke it; "" while waiting
 }
 
-// Signal wakes every current waiter.
-func (h *Hub) Signal() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	close(h.ch)
-	h.ch = make(chan struct{})
+// C is closed by the wake-up.
+func (wt *Waiter) C() <-chan struct{} { return wt.ch }
+
+// Wait registers a waiter on queues. Take it before the lease attempt that
+// may find nothing, then wait on C, so that no wake-up falls between the
+// two.
+func (w *Wakeups) Wait(queues []string) *Waiter {
+	wt := &Waiter{w: w, ch: make(chan struct{}), queues: queues, elems: make([]*list.Element, len(queues))}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, q := range queues {
+		l := w.queues[q]
+		if l == nil {
+			l = list.New()
+			w.queues[q] = l
+		}
+		wt.elems[i] = l.PushBack(wt)
+	}
+	return wt
+}
+
+// Signal wakes the n longest-waiting waiters of queue, or all of them when
+// n <= 0 (a count the caller does not know: a resumed queue, a message
+// from an older replica).
+func (w *Wakeups) Signal(queue string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.queues[queue]
+	for l != nil && l.Len() > 0 {
+		w.wake(l.Front().Value.(*Waiter), queue)
+		if n--; n == 0 {
+			return
+		}
+	}
+}
+
+// SignalAll wakes every waiter: the shared stores' fallback while their
+// wake-up channel is down, when no signal names its queue.
+func (w *Wakeups) SignalAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for q, l := range w.queues {
+		for l.Len() > 0 {
+			w.wake(l.Front().Value.(*Waiter), q)
+		}
+	}
+}
+
+// Waiting returns how many waiters wait on queue.
+func (w *Wakeups) Waiting(queue string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if l := w.queues[queue]; l != nil {
+		return l.Len()
+	}
+	return 0
+}
+
+// wake closes wt's channel and takes it off every list; w.mu is held.
+func (w *Wakeups) wake(wt *Waiter, by string) {
+	w.remove(wt)
+	wt.by = by
+	close(wt.ch)
+}
+
+// remove takes wt off its lists, dropping lists left empty; w.mu is held.
+func (w *Wakeups) remove(wt *Waiter) {
+	for i, q := range wt.queues {
+		if e := wt.elems[i]; e != nil {
+			l := w.queues[q]
+			l.Remove(e)
+			if l.Len() == 0 {
+				delete(w.queues, q)
+			}
+			wt.elems[i] = nil
+		}
+	}
+}
+
+// Release ends a waiter that will not lease again. A waiter woken already
+// passes its wake-up on to the next waiter of the queue that woke it: the
+// job it was woken for may still be there.
+func (wt *Waiter) Release() {
+	w := wt.w
+	w.mu.Lock()
+	by := wt.by
+	if by == "" {
+		w.remove(wt)
+	}
+	w.mu.Unlock()
+	if by != "" {
+		w.Signal(by, 1)
+	}
+}
+
+// Relay wakes one more waiter of each of the waiter's queues: a leaser
+// calls it when its lease came back full, since the queues may hold more
+// jobs than the signal that woke it counted.
+func (wt *Waiter) Relay() {
+	for _, q := range wt.queues {
+		wt.w.Signal(q, 1)
+	}
+}
+
+// WakeupMessage is how a shared store names a wake-up on its channel: the
+// number of jobs that became leasable, a colon, the queue.
+func WakeupMessage(queue string, n int) string { return strconv.Itoa(n) + ":" + queue }
+
+// ParseWakeupMessage reads a WakeupMessage. A message without a count (a
+// bare queue name, as replicas before this format sent) has n 0: wake every
+// waiter of the queue. (During such an upgrade a bare name that itself
+// starts with digits and a colon reads as a count and the rest.)
+func ParseWakeupMessage(msg string) (queue string, n int) {
+	count, q, ok := strings.Cut(msg, ":")
+	if !ok {
+		return msg, 0
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 0 {
+		return msg, 0 // a queue name holding ':'
+	}
+	return q, n
 }

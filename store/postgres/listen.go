@@ -34,13 +34,13 @@ const (
 )
 
 // listener keeps one connection LISTENing on the store's channel and
-// signals the hub on every notification. When the connection drops it
-// reconnects with backoff and, until it is back, signals the hub every
+// wakes the waiters of the queue each notification names. When the connection drops it
+// reconnects with backoff and, until it is back, wakes every waiter every
 // pollInterval instead.
 type listener struct {
 	cfg     *pgx.ConnConfig
 	channel string
-	hub     *store.Hub
+	wake    *store.Wakeups
 	stop    func()
 
 	mu  sync.Mutex
@@ -54,12 +54,12 @@ type listener struct {
 // startListener connects the listener and returns once it is LISTENing,
 // so no notification sent after Open returns can be missed. If the first
 // connection fails it keeps trying in the background (polling meanwhile).
-func startListener(ctx context.Context, cfg *pgx.ConnConfig, channel string, hub *store.Hub) *listener {
+func startListener(ctx context.Context, cfg *pgx.ConnConfig, channel string, wake *store.Wakeups) *listener {
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
 	cfg.RuntimeParams["application_name"] = listenerName
-	l := &listener{cfg: cfg, channel: channel, hub: hub}
+	l := &listener{cfg: cfg, channel: channel, wake: wake}
 	runCtx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	l.stop = func() {
@@ -94,7 +94,7 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn, err error) {
 		if err == nil {
 			// Whatever was notified while the connection was down is lost:
 			// have every waiting leaser look again.
-			l.hub.Signal()
+			l.wake.SignalAll()
 		}
 	}
 }
@@ -118,16 +118,17 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-// receive signals the hub for each notification until the connection
-// fails or ctx ends.
+// receive hands each notification (store.WakeupMessage: how many jobs
+// became leasable in which queue) to the waiters of its queue, until the
+// connection fails or ctx ends.
 func (l *listener) receive(ctx context.Context, conn *pgx.Conn) {
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, pingEvery)
-		_, err := conn.WaitForNotification(waitCtx)
+		n, err := conn.WaitForNotification(waitCtx)
 		cancel()
 		switch {
 		case err == nil:
-			l.hub.Signal()
+			l.wake.Signal(store.ParseWakeupMessage(n.Payload))
 		case ctx.Err() != nil || conn.IsClosed():
 			return
 		default: // waited pingEvery in silence: is the connection alive?
@@ -152,7 +153,7 @@ func (l *listener) poll(ctx context.Context) {
 			return
 		case <-t.C:
 			if l.backendPID() == 0 {
-				l.hub.Signal()
+				l.wake.SignalAll()
 			}
 		}
 	}

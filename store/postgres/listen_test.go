@@ -43,7 +43,7 @@ func TestWakeupAcrossReplicas(t *testing.T) {
 	a, b := rs[0], rs[1]
 	connected(t, b)
 	for i := range 3 {
-		ch := b.LeaseWakeup([]string{store.DefaultQueue})
+		ch := b.LeaseWakeup([]string{store.DefaultQueue}).C()
 		start := time.Now()
 		enqueueN(t, a, store.DefaultQueue, 1, storetest.Base)
 		wantWoken(t, "enqueue on replica A, waiting on B", ch, notifyTimeout)
@@ -82,7 +82,7 @@ func waitListener(t *testing.T, s *postgres.Store, ok func(pid uint32) bool) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
-		ch := s.LeaseWakeup(nil)
+		ch := s.LeaseWakeup([]string{"any"}).C() // the poll and the catch-up wake every queue
 		if ok(s.ListenerPIDForTest()) {
 			return
 		}
@@ -102,7 +102,7 @@ func TestListenerPollFallback(t *testing.T) {
 	a, b := rs[0], rs[1]
 	b.RefuseListenForTest(true)
 	terminateListener(t, b, connected(t, b), false)
-	ch := b.LeaseWakeup([]string{store.DefaultQueue})
+	ch := b.LeaseWakeup([]string{store.DefaultQueue}).C()
 	enqueueN(t, a, store.DefaultQueue, 1, storetest.Base)
 	wantWoken(t, "enqueue while the listener is down", ch, 3*time.Second)
 	b.RefuseListenForTest(false)
@@ -117,7 +117,7 @@ func TestListenerReconnects(t *testing.T) {
 	a, b := rs[0], rs[1]
 	terminateListener(t, b, connected(t, b), true)
 	pid := b.ListenerPIDForTest()
-	ch := b.LeaseWakeup([]string{store.DefaultQueue})
+	ch := b.LeaseWakeup([]string{store.DefaultQueue}).C()
 	enqueueN(t, a, store.DefaultQueue, 1, storetest.Base)
 	wantWoken(t, "enqueue after the listener reconnected", ch, notifyTimeout)
 	if got := b.ListenerPIDForTest(); got != pid {

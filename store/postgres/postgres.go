@@ -61,7 +61,7 @@ type Store struct {
 	// lease_lost: the job runs again, as after any crash. WAL is one
 	// sequence, so a durable commit flushes every lax commit before it.
 	lax     db
-	hub     *store.Hub
+	wake    *store.Wakeups
 	channel string // this schema's NOTIFY channel
 	lis     *listener
 	acks    ackMerger    // ack-only settles, merged while one runs
@@ -116,7 +116,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	s := &Store{pool: db{pool}, lax: db{lax}, hub: store.NewHub()}
+	s := &Store{pool: db{pool}, lax: db{lax}, wake: store.NewWakeups()}
 	if err := s.migrate(ctx, o.log); err != nil {
 		s.closePools()
 		return nil, err
@@ -125,7 +125,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		s.closePools()
 		return nil, fmt.Errorf("name the notification channel: %w", err)
 	}
-	s.lis = startListener(ctx, cfg.ConnConfig.Copy(), s.channel, s.hub)
+	s.lis = startListener(ctx, cfg.ConnConfig.Copy(), s.channel, s.wake)
 	return s, nil
 }
 
@@ -199,10 +199,10 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return now.UTC(), nil
 }
 
-// LeaseWakeup returns a channel closed by the next notification on this
-// store's channel, from any replica, or by the poll fallback while the
-// listener is reconnecting.
-func (s *Store) LeaseWakeup([]string) <-chan struct{} { return s.hub.Wait() }
+// LeaseWakeup registers a waiter, woken by the notifications naming one
+// of its queues on this store's channel, from any replica, or by the poll
+// fallback while the listener is reconnecting.
+func (s *Store) LeaseWakeup(queues []string) *store.Waiter { return s.wake.Wait(queues) }
 
 // querier is what both the pool and a transaction offer.
 type querier interface {

@@ -138,7 +138,7 @@ func (s *Store) QueueSetPaused(ctx context.Context, p *store.QueueSetPausedParam
 			INSERT INTO queues (name, paused) VALUES ($1, $2)
 			ON CONFLICT (name) DO UPDATE SET paused = excluded.paused RETURNING name, paused
 		)
-		SELECT CASE WHEN NOT paused THEN pg_notify($3, name) END FROM q`, p.Name, p.Paused, s.channel)
+		SELECT CASE WHEN NOT paused THEN pg_notify($3, '0:' || name) END FROM q`, p.Name, p.Paused, s.channel)
 	if err != nil {
 		return nil, fmt.Errorf("set %q paused=%v: %w", p.Name, p.Paused, err)
 	}

@@ -64,7 +64,6 @@ func (s *Store) eachJob(ctx context.Context, name string, argLists [][]any) ([]*
 		return nil, err
 	}
 	var jobs []*store.Job
-	woke := false
 	for _, r := range replies {
 		st, err := parseStatus(r)
 		if err != nil {
@@ -73,13 +72,11 @@ func (s *Store) eachJob(ctx context.Context, name string, argLists [][]any) ([]*
 		if st.code != "ok" {
 			continue
 		}
-		woke = woke || st.woke
 		j, _, err := decodeJob(st.rest[0])
 		if err != nil {
 			return nil, err
 		}
 		jobs = append(jobs, j)
 	}
-	s.signal(woke)
 	return jobs, nil
 }

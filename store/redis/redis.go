@@ -79,7 +79,7 @@ type Store struct {
 	rdb     *goredis.Client
 	prefix  string
 	scripts *scripts
-	hub     *store.Hub
+	wake    *store.Wakeups
 	sub     *subscriber
 	closing sync.Once
 }
@@ -127,7 +127,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	}
 	rdb := goredis.NewClient(ro)
 	rdb.AddHook(unavailable{})
-	s := &Store{rdb: rdb, prefix: o.prefix, scripts: newScripts(), hub: store.NewHub()}
+	s := &Store{rdb: rdb, prefix: o.prefix, scripts: newScripts(), wake: store.NewWakeups()}
 	if err := s.scripts.load(ctx, rdb); err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("load scripts into %s: %w", ro.Addr, err)
@@ -136,7 +136,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("upgrade the keys on %s: %w", ro.Addr, err)
 	}
-	s.sub, err = subscribe(ctx, rdb, o.prefix+"wake", s.hub, o.poll)
+	s.sub, err = subscribe(ctx, rdb, o.prefix+"wake", s.wake, o.poll)
 	if err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("subscribe to wake-ups on %s: %w", ro.Addr, err)
@@ -184,17 +184,10 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// LeaseWakeup returns a channel closed the next time jobs may have become
-// leasable on any replica.
-func (s *Store) LeaseWakeup([]string) <-chan struct{} { return s.hub.Wait() }
-
-// signal wakes this replica's leasers at once when a script reports that
-// it made jobs leasable; the other replicas hear of it by pub/sub.
-func (s *Store) signal(woke bool) {
-	if woke {
-		s.hub.Signal()
-	}
-}
+// LeaseWakeup registers a waiter, woken by the wake-up messages naming
+// one of its queues, from any replica, this one included (a script's
+// PUBLISH reaches this store's own subscription too).
+func (s *Store) LeaseWakeup(queues []string) *store.Waiter { return s.wake.Wait(queues) }
 
 // errCode maps a script's status to the store's errors.
 func errCode(code string) error {

@@ -165,6 +165,5 @@ func (s *Store) run(ctx context.Context, name string, args ...any) (status, erro
 	if err != nil {
 		return status{}, err
 	}
-	s.signal(st.woke)
 	return st, errCode(st.code)
 }

@@ -19,15 +19,16 @@ import (
 // is made.
 const pingEvery = 2 * time.Second
 
-// subscriber turns the wake-up channel into Hub signals. While it is
-// disconnected (redis-server restarting, a network cut) it wakes the hub
+// subscriber hands each wake-up message (store.WakeupMessage: how many
+// jobs became leasable in which queue) to that queue's waiters. While it is
+// disconnected (redis-server restarting, a network cut) it wakes every waiter
 // every poll interval instead, so long-polls retry rather than sleep
 // through a wake-up they could not hear; it signals once more when it is
 // back, for what it missed.
 type subscriber struct {
 	rdb       *goredis.Client
 	channel   string
-	hub       *store.Hub
+	wake      *store.Wakeups
 	poll      time.Duration
 	connected atomic.Bool
 
@@ -39,14 +40,14 @@ type subscriber struct {
 
 // subscribe subscribes to channel and waits for Redis to confirm, so that
 // no wake-up published after Open returns is missed.
-func subscribe(ctx context.Context, rdb *goredis.Client, channel string, hub *store.Hub, poll time.Duration) (*subscriber, error) {
+func subscribe(ctx context.Context, rdb *goredis.Client, channel string, wake *store.Wakeups, poll time.Duration) (*subscriber, error) {
 	ps := rdb.Subscribe(ctx, channel)
 	if _, err := ps.Receive(ctx); err != nil {
 		ps.Close()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	sub := &subscriber{rdb: rdb, channel: channel, hub: hub, poll: poll, ps: ps, cancel: cancel}
+	sub := &subscriber{rdb: rdb, channel: channel, wake: wake, poll: poll, ps: ps, cancel: cancel}
 	sub.connected.Store(true)
 	sub.done.Go(func() { sub.listen(runCtx) })
 	sub.done.Go(func() { sub.fallback(runCtx) })
@@ -72,10 +73,10 @@ func (s *subscriber) listen(ctx context.Context) {
 		}
 		switch m := msg.(type) {
 		case *goredis.Message:
-			s.hub.Signal()
+			s.wake.Signal(store.ParseWakeupMessage(m.Payload))
 		case *goredis.Subscription:
 			if m.Kind == "subscribe" && !s.connected.Swap(true) {
-				s.hub.Signal()
+				s.wake.SignalAll()
 			}
 		}
 		switch {
@@ -99,7 +100,7 @@ func (s *subscriber) listen(ctx context.Context) {
 // next receive redials.
 func (s *subscriber) down(ctx context.Context) {
 	if s.connected.Swap(false) {
-		s.hub.Signal()
+		s.wake.SignalAll()
 	}
 	select {
 	case <-ctx.Done():
@@ -117,7 +118,7 @@ func (s *subscriber) renew(ctx context.Context) {
 	old.Close()
 }
 
-// fallback wakes the hub every poll interval while disconnected.
+// fallback wakes every waiter every poll interval while disconnected.
 func (s *subscriber) fallback(ctx context.Context) {
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
@@ -127,7 +128,7 @@ func (s *subscriber) fallback(ctx context.Context) {
 			return
 		case <-t.C:
 			if !s.connected.Load() {
-				s.hub.Signal()
+				s.wake.SignalAll()
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func TestWakeupAcrossStores(t *testing.T) {
 	ctx := t.Context()
 	now := storetest.Base
 
-	ch := a.LeaseWakeup([]string{"default"})
+	ch := a.LeaseWakeup([]string{"default"}).C()
 	// A replica of another prefix is another Tether: it wakes nobody here.
 	other := open(t, url, "")
 	if _, err := other.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []store.JobSpec{{Kind: "k"}}, Now: now}); err != nil {
@@ -61,7 +61,7 @@ func TestWakeupAcrossStores(t *testing.T) {
 	if err != nil || len(o) != 1 {
 		t.Fatalf("orphans: %d, %v", len(o), err)
 	}
-	ch = a.LeaseWakeup([]string{"default"})
+	ch = a.LeaseWakeup([]string{"default"}).C()
 	if _, err := b.JobRecover(ctx, &store.JobRecoverParams{Orphans: o, NodeID: "n", Now: now}); err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +81,14 @@ func TestWakeupAfterRestart(t *testing.T) {
 	ctx := t.Context()
 
 	srv.Kill9()
-	ch := a.LeaseWakeup([]string{"default"})
+	ch := a.LeaseWakeup([]string{"default"}).C()
 	if _, ok := woken(ch, 5*time.Second); !ok {
 		t.Fatal("with redis-server down, waiting leasers were not polled awake")
 	}
 	srv.Start()
 	waitFor(t, "the subscription to come back", 15*time.Second, a.SubscribedForTest)
 
-	ch = a.LeaseWakeup([]string{"default"})
+	ch = a.LeaseWakeup([]string{"default"}).C()
 	enqueue := func() error {
 		_, err := b.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []store.JobSpec{{Kind: "k"}}, Now: storetest.Base})
 		return err
@@ -99,7 +99,7 @@ func TestWakeupAfterRestart(t *testing.T) {
 		t.Fatalf("after a restart, an enqueue on another replica did not wake a leaser within %s", crossWake)
 	}
 	// And it keeps working: a fresh wait, a fresh enqueue.
-	ch = a.LeaseWakeup([]string{"default"})
+	ch = a.LeaseWakeup([]string{"default"}).C()
 	if err := enqueue(); err != nil {
 		t.Fatal(err)
 	}

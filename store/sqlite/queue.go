@@ -111,6 +111,9 @@ func (s *Store) QueueSetPaused(ctx context.Context, p *store.QueueSetPausedParam
 		if err != nil {
 			return false, fmt.Errorf("set %q paused=%v: %w", p.Name, p.Paused, err)
 		}
+		if !p.Paused {
+			tx.resume(p.Name)
+		}
 		return !p.Paused, nil
 	})
 	if err != nil {

@@ -37,8 +37,8 @@ type Store struct {
 	db *sqlx.DB
 	w  *writer
 	// r serves reads concurrently with the writer (WAL).
-	r   reader
-	hub *store.Hub
+	r    reader
+	wake *store.Wakeups
 	// lock is PATH.lock, flocked until Close; nil for :memory:.
 	lock *os.File
 }
@@ -127,7 +127,7 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(o.Readers)
-	return &Store{db: db, w: w, r: reader{r}, hub: store.NewHub()}, nil
+	return &Store{db: db, w: w, r: reader{r}, wake: store.NewWakeups()}, nil
 }
 
 // driverName is go-sqlite3 with the pragmas every connection needs and the
@@ -185,11 +185,13 @@ func (s *Store) Ping(ctx context.Context) error {
 // Now is the local clock: the database lives in this process.
 func (s *Store) Now(context.Context) (time.Time, error) { return time.Now().UTC(), nil }
 
-// LeaseWakeup returns the in-process wake-up channel.
-func (s *Store) LeaseWakeup([]string) <-chan struct{} { return s.hub.Wait() }
+// LeaseWakeup registers a waiter on queues, woken in process.
+func (s *Store) LeaseWakeup(queues []string) *store.Waiter { return s.wake.Wait(queues) }
 
 // tx runs fn in one write transaction and commits it. When fn reports that
-// jobs became leasable, waiting leasers are woken after the commit.
+// jobs may have become leasable, waiting leasers are woken after the
+// commit: in each queue as many as jobs became available there
+// (txn.moved), every one in a queue resumed (txn.resume).
 func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error)) (err error) {
 	caller := ctx
 	defer func() { err = mark(caller, err) }()
@@ -222,7 +224,7 @@ func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error))
 		return fmt.Errorf("commit: %w", err)
 	}
 	if wake {
-		s.hub.Signal()
+		tx.signal(s.wake)
 	}
 	return nil
 }

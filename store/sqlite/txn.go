@@ -38,6 +38,8 @@ type txn struct {
 	// ends are the attempts it closed per minute and outcome, for the
 	// throughput table, written the same way.
 	ends map[endKey]int64
+	// resumed are the queues it resumed: every waiter of theirs is woken.
+	resumed []string
 }
 
 type countKey struct {
@@ -81,6 +83,22 @@ func (t *txn) moved(queue string, from, to store.State, n int64) {
 	}
 	if to != "" {
 		t.counts[countKey{queue, to}] += n
+	}
+}
+
+// resume records that queue was resumed.
+func (t *txn) resume(queue string) { t.resumed = append(t.resumed, queue) }
+
+// signal wakes, after the commit, as many waiters of each queue as jobs
+// became available in it, and every waiter of a queue resumed.
+func (t *txn) signal(w *store.Wakeups) {
+	for k, n := range t.counts {
+		if k.state == store.StateAvailable && n > 0 {
+			w.Signal(k.queue, int(n))
+		}
+	}
+	for _, q := range t.resumed {
+		w.Signal(q, 0)
 	}
 }
 

@@ -8,10 +8,14 @@ import (
 )
 
 // wakeupTests check LeaseWakeup: every transition that makes a job
-// leasable closes the channel a waiting leaser took before it; nothing
-// closes it when nothing happened.
+// leasable wakes a leaser waiting on its queue; nothing wakes it when
+// nothing happened, or when it happened in another queue; n new jobs wake
+// n waiters of their queue, longest-waiting first, not all of them.
 var wakeupTests = []test{
 	{"Quiet", testWakeupQuiet},
+	{"OtherQueue", testWakeupOtherQueue},
+	{"HandOff", testWakeupHandOff},
+	{"ReleasePassesOn", testWakeupReleasePassesOn},
 }
 
 // wakeupRows each prepare a job, then return the transition that makes it
@@ -77,9 +81,9 @@ func init() {
 	for _, row := range wakeupRows {
 		wakeupTests = append(wakeupTests, test{row.name, func(t *testing.T, h *harness) {
 			transition := row.prepare(h)
-			ch := h.s.LeaseWakeup([]string{store.DefaultQueue})
+			w := h.s.LeaseWakeup([]string{store.DefaultQueue})
 			transition()
-			wantWoken(t, row.name, ch)
+			wantWoken(t, row.name, w.C())
 			if got := h.lease("w-2", 10); len(got) != 1 {
 				t.Errorf("leased %d jobs after the wake-up, want 1", len(got))
 			}
@@ -88,7 +92,9 @@ func init() {
 }
 
 func testWakeupQuiet(t *testing.T, h *harness) {
-	ch := h.s.LeaseWakeup([]string{store.DefaultQueue})
+	w := h.s.LeaseWakeup([]string{store.DefaultQueue})
+	defer w.Release()
+	ch := w.C()
 	if closed(ch) {
 		t.Fatal("LeaseWakeup channel closed before anything happened")
 	}
@@ -113,4 +119,62 @@ func (h *harness) setPaused(name string, paused bool) *store.Queue {
 		h.t.Fatalf("QueueSetPaused(%q, %v): %v", name, paused, err)
 	}
 	return q
+}
+
+// testWakeupOtherQueue: an enqueue wakes the waiters of its queue, not one
+// that waits on another. Shared stores deliver wake-ups asynchronously, but
+// one message names one queue: once it woke the waiter of its queue it was
+// handled, and the other waiter's silence then means something.
+func testWakeupOtherQueue(t *testing.T, h *harness) {
+	other := h.s.LeaseWakeup([]string{"other"})
+	defer other.Release()
+	mine := h.s.LeaseWakeup([]string{"mine", "third"})
+	h.enqueueOne(spec("k", "mine"))
+	wantWoken(t, "an enqueue in mine", mine.C())
+	if closed(other.C()) {
+		t.Error("an enqueue in mine woke a leaser waiting on other")
+	}
+}
+
+// testWakeupHandOff: one new job wakes one waiter of its queue, the
+// longest-waiting; a batch of two wakes the next two; a resume wakes all.
+func testWakeupHandOff(t *testing.T, h *harness) {
+	var ws []*store.Waiter
+	for range 4 {
+		w := h.s.LeaseWakeup([]string{store.DefaultQueue})
+		defer w.Release()
+		ws = append(ws, w)
+	}
+	h.enqueueOne(spec("k", ""))
+	wantWoken(t, "one enqueued job", ws[0].C())
+	for i, w := range ws[1:] {
+		if closed(w.C()) {
+			t.Errorf("one enqueued job woke waiter %d too: a herd, not a hand-off", i+2)
+		}
+	}
+	h.enqueue(spec("k", ""), spec("k", ""))
+	wantWoken(t, "two enqueued jobs", ws[1].C())
+	wantWoken(t, "two enqueued jobs", ws[2].C())
+	if closed(ws[3].C()) {
+		t.Error("two enqueued jobs woke three waiters")
+	}
+	h.setPaused(store.DefaultQueue, true)
+	h.setPaused(store.DefaultQueue, false)
+	wantWoken(t, "a resume", ws[3].C())
+}
+
+// testWakeupReleasePassesOn: a waiter woken for a job and released without
+// leasing it passes the wake-up to the next waiter of the queue, so the job
+// is not left with every leaser asleep.
+func testWakeupReleasePassesOn(t *testing.T, h *harness) {
+	first := h.s.LeaseWakeup([]string{store.DefaultQueue})
+	second := h.s.LeaseWakeup([]string{store.DefaultQueue})
+	defer second.Release()
+	h.enqueueOne(spec("k", ""))
+	wantWoken(t, "one enqueued job", first.C())
+	if closed(second.C()) {
+		t.Fatal("one enqueued job woke both waiters")
+	}
+	first.Release() // its client left before it leased
+	wantWoken(t, "the first waiter's release", second.C())
 }

@@ -1,7 +1,7 @@
 -- lib: base job end
 -- deregister removes a worker and releases every job it holds at once
 -- (attempt - 1): O(its jobs). ARGV: prefix, worker, now. Replies
--- {'ok', woke} or {'nf', 0}.
+-- {'ok', wakes()} or {'nf', 0}.
 local w, now = ARGV[2], ARGV[3]
 if not redis.call('ZSCORE', P .. 'workers', w) then return {'nf', 0} end
 for _, id in ipairs(redis.call('SMEMBERS', wjkey(w))) do
@@ -13,4 +13,4 @@ end
 redis.call('DEL', wkey(w), wjkey(w), wlkey(w))
 redis.call('ZREM', P .. 'workers', w)
 redis.call('ZREM', P .. 'holders', w)
-return {'ok', woke}
+return {'ok', wakes()}

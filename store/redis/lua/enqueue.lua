@@ -4,7 +4,7 @@
 -- in ms, count, then per job the 13 fields read below, then the request's
 -- further keys (store.JobEnqueueParams.AlsoKeys, distinct). The first key
 -- with a live record answers. Replies {'conflict'}, {'replay', 0, job or
--- {id}} or {'ok', woke, results}, one result per job: 0 for a new job, the
+-- {id}} or {'ok', wakes(), results}, one result per job: 0 for a new job, the
 -- existing job for a unique_key match.
 local now, ikey, ihash, ittl = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local n = tonumber(ARGV[6])
@@ -76,4 +76,4 @@ if first then
     redis.call('PEXPIRE', idem, ittl)
   end
 end
-return {'ok', woke, out}
+return {'ok', wakes(), out}

@@ -33,16 +33,30 @@ local function num(v) return tonumber(v) or 0 end
 -- fmt writes an integral number without an exponent.
 local function fmt(n) return string.format('%.0f', n) end
 
-local woke = 0
+-- woken counts the jobs the script made leasable, per queue; 0 stands for
+-- "every waiter" (a queue resumed).
 local woken = {}
 
--- wake tells every replica's waiting leasers that q has leasable jobs.
+-- wake records that one more job of q is leasable.
 local function wake(q)
-  woke = 1
-  if not woken[q] then
-    woken[q] = true
-    redis.call('PUBLISH', P .. 'wake', q)
+  if woken[q] ~= 0 then woken[q] = (woken[q] or 0) + 1 end
+end
+
+-- wake_all records that every waiter of q should look again.
+local function wake_all(q) woken[q] = 0 end
+
+-- wakes tells every replica's waiting leasers, on the wake channel, how
+-- many jobs of which queue became leasable ("3:emails", as
+-- store.WakeupMessage writes it), once per queue, and returns 1 if it told
+-- anything: the second element of every status reply.
+local function wakes()
+  local any = 0
+  for q, n in pairs(woken) do
+    redis.call('PUBLISH', P .. 'wake', string.format('%d:%s', n, q))
+    any = 1
   end
+  woken = {}
+  return any
 end
 
 -- touch records a sign of life of worker w, registering it if unknown.

@@ -1,6 +1,6 @@
 -- lib: base job
 -- promote makes up to limit due scheduled jobs available, each queue's
--- earliest run_at first. ARGV: prefix, now, limit. Replies {'ok', woke,
+-- earliest run_at first. ARGV: prefix, now, limit. Replies {'ok', wakes(),
 -- count}.
 local now, limit = ARGV[2], tonumber(ARGV[3])
 local n = 0
@@ -17,4 +17,4 @@ for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
     end
   end
 end
-return {'ok', woke, n}
+return {'ok', wakes(), n}

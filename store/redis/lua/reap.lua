@@ -1,9 +1,9 @@
 -- lib: base job end
 -- reap ends one running job past its expiry as timed_out, if it still is.
--- ARGV: prefix, id, now, jitter, the message (store.ReapMessage). Replies {'ok', woke, job} or {'skip', 0}.
+-- ARGV: prefix, id, now, jitter, the message (store.ReapMessage). Replies {'ok', wakes(), job} or {'skip', 0}.
 local id, now = ARGV[2], ARGV[3]
 local j = load(id)
 if not j or j.s ~= 'running' or num(j.ex) > num(now) then return {'skip', 0} end
 local d = decide(j, 'timeout', nil, 0, num(now), tonumber(ARGV[4]))
 end_delivery(id, j, d, now, {err = ARGV[5], lost = true})
-return {'ok', woke, reply(id, j)}
+return {'ok', wakes(), reply(id, j)}

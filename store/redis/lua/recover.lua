@@ -4,7 +4,7 @@
 -- listing matches nothing. ARGV: prefix, id, owner, token, now, node id,
 -- max rescues, the owner's last sign of life ('' unknown), the message
 -- (store.RescueMessage). Replies
--- {'ok', woke, job} or {'skip', 0}.
+-- {'ok', wakes(), job} or {'skip', 0}.
 local id, owner, token, now, node = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local j = load(id)
 if not j or j.s ~= 'running' or j.w ~= owner or j.t ~= token then return {'skip', 0} end
@@ -20,4 +20,4 @@ if d.outcome == 'orphaned' then
     f = now, rb = node, lh = lh or ''}))
   redis.call('ZREMRANGEBYRANK', P .. 'rescues', 0, -10001)
 end
-return {'ok', woke, reply(id, j)}
+return {'ok', wakes(), reply(id, j)}

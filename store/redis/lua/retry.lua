@@ -2,7 +2,7 @@
 -- retry puts a dead or cancelled job back to available with attempt and
 -- rescues reset, its history kept. ARGV: prefix, id, now, payload ('' to
 -- keep it, 'i' + value kept in the hash, 'k' + value in its own key).
--- Replies {'ok', woke, job}, {'nf'} or {'invalid'}.
+-- Replies {'ok', wakes(), job}, {'nf'} or {'invalid'}.
 local id, now, pl = ARGV[2], ARGV[3], ARGV[4]
 local j = load(id)
 if not j then return {'nf', 0} end
@@ -20,4 +20,4 @@ elseif mode == 'k' then
 end
 move(id, j, ch)
 wake(j.q)
-return {'ok', woke, reply(id, j)}
+return {'ok', wakes(), reply(id, j)}

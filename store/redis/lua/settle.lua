@@ -1,7 +1,7 @@
 -- lib: base job end ack
 -- settle acks, then fails, many jobs. ARGV: prefix, now, ack count, then
 -- (id, token, result) per ack, fail count, then (id, token, error,
--- no retry, retry_in, jitter) per fail. Replies {'ok', woke, codes}, one
+-- no retry, retry_in, jitter) per fail. Replies {'ok', wakes(), codes}, one
 -- code per item, acks first: 'ok', 'lost' or 'nf'.
 local now = ARGV[2]
 local codes = {}
@@ -19,4 +19,4 @@ for i = 0, nf - 1 do
   codes[#codes + 1] = do_fail(ARGV[b + 1], ARGV[b + 2], now, ARGV[b + 3], ARGV[b + 4],
     optnum(ARGV[b + 5]), tonumber(ARGV[b + 6]))
 end
-return {'ok', woke, codes}
+return {'ok', wakes(), codes}

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"testing"
+)
+
+func isClosed(w *Waiter) bool {
+	select {
+	case <-w.C():
+		return true
+	default:
+		return false
+	}
+}
+
+func TestWakeupsHandOff(t *testing.T) {
+	w := NewWakeups()
+	a := w.Wait([]string{"q", "r"}) // waits on two queues
+	b := w.Wait([]string{"q"})
+	c := w.Wait([]string{"r"})
+	d := w.Wait([]string{"q"})
+	w.Signal("q", 1)
+	if !isClosed(a) || isClosed(b) || isClosed(d) {
+		t.Fatalf("Signal(q, 1) woke a %v b %v d %v; want the longest-waiting, a, alone", isClosed(a), isClosed(b), isClosed(d))
+	}
+	// a is off every list: a signal of r goes to c, not to a again.
+	w.Signal("r", 1)
+	if !isClosed(c) {
+		t.Error("Signal(r, 1) did not wake c, next in line once a was woken")
+	}
+	if w.Waiting("r") != 0 || w.Waiting("q") != 2 {
+		t.Errorf("waiting r %d q %d, want 0 and 2", w.Waiting("r"), w.Waiting("q"))
+	}
+	w.Signal("q", 0) // a count nobody knows: every waiter
+	if !isClosed(b) || !isClosed(d) || w.Waiting("q") != 0 {
+		t.Error("Signal(q, 0) did not wake every waiter of q")
+	}
+	w.Signal("q", 5) // nobody left: nothing to do
+}
+
+func TestWakeupsRelease(t *testing.T) {
+	w := NewWakeups()
+	a := w.Wait([]string{"q"})
+	b := w.Wait([]string{"q"})
+	c := w.Wait([]string{"q"})
+	b.Release() // never woken: it just leaves the line
+	if w.Waiting("q") != 2 {
+		t.Fatalf("waiting %d after a release, want 2", w.Waiting("q"))
+	}
+	w.Signal("q", 1)
+	a.Release() // woken, leaves without leasing: passes it on
+	if !isClosed(c) {
+		t.Error("a released woken waiter did not pass its wake-up on")
+	}
+	if isClosed(b) {
+		t.Error("a released waiter was woken")
+	}
+}
+
+func TestWakeupsRelayAndAll(t *testing.T) {
+	w := NewWakeups()
+	a := w.Wait([]string{"q", "r"})
+	b := w.Wait([]string{"q"})
+	c := w.Wait([]string{"r"})
+	a.Relay() // a full lease: one more waiter of each queue
+	if !isClosed(a) || !isClosed(c) || isClosed(b) {
+		t.Errorf("Relay woke a %v b %v c %v; want a (first on q) and c (first on r once a left)", isClosed(a), isClosed(b), isClosed(c))
+	}
+	d := w.Wait([]string{"s"})
+	w.SignalAll()
+	if !isClosed(b) || !isClosed(d) || w.Waiting("q")+w.Waiting("s") != 0 {
+		t.Error("SignalAll left a waiter asleep")
+	}
+}
+
+func TestParseWakeupMessage(t *testing.T) {
+	for _, tt := range []struct {
+		msg   string
+		queue string
+		n     int
+	}{
+		{WakeupMessage("emails", 3), "emails", 3},
+		{WakeupMessage("a:b", 1), "a:b", 1}, // a queue name holding ':'
+		{WakeupMessage("7:x", 2), "7:x", 2}, // and one that looks like a message
+		{"0:emails", "emails", 0},           // every waiter
+		{"emails", "emails", 0},             // an older replica's bare name
+		{"a:b", "a:b", 0},                   // likewise, holding ':'
+		{"-1:q", "-1:q", 0},                 // no count: a name
+		{"99999999999999999999:q", "99999999999999999999:q", 0},
+	} {
+		q, n := ParseWakeupMessage(tt.msg)
+		if q != tt.queue || n != tt.n {
+			t.Errorf("ParseWakeupMessage(%q) = %q, %d; want %q, %d", tt.msg, q, n, tt.queue, tt.n)
+		}
+	}
+}
