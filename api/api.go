@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -111,6 +112,9 @@ type API struct {
 	creds  credentials
 	hooks  map[string]*webhook.Hook
 	polls  *pollCount // per worker id
+	// waiting counts the long-polls asleep until a wake-up, for
+	// tether_long_polls_waiting.
+	waiting atomic.Int64
 	// tokenPolls counts per token, by credential.key.
 	tokenPolls *pollCount
 	hosts      map[string]bool // AllowedHosts by hostName; nil: any

@@ -96,18 +96,21 @@ func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.
 			}
 			return jobs, err
 		}
+		a.waiting.Add(1)
 		select {
 		case <-w.C(): // spent: the next attempt is its lease
+			a.waiting.Add(-1)
+			continue
 		case <-timer.C:
-			w.Release()
-			return nil, nil
+			err = nil
 		case <-a.cfg.Shutdown:
-			w.Release()
-			return nil, nil
+			err = nil
 		case <-ctx.Done():
-			w.Release()
-			return nil, ctx.Err()
+			err = ctx.Err()
 		}
+		a.waiting.Add(-1)
+		w.Release()
+		return nil, err
 	}
 }
 

@@ -90,6 +90,7 @@ func TestLeaseLongPollWokenByEnqueue(t *testing.T) {
 	done := e.startLease("q")
 	<-sig.empty
 	e.enqueue("elsewhere", "k") // another queue's job: the poll sleeps on
+	contains(t, string(e.do("GET", "/metrics", nil).want(http.StatusOK).Body), "tether_long_polls_waiting 1\n")
 	want := e.enqueue("q", "k")
 	jobs := await(t, done)
 	if len(jobs) != 1 || jobs[0].ID != want.ID {
@@ -98,6 +99,7 @@ func TestLeaseLongPollWokenByEnqueue(t *testing.T) {
 	if n := len(sig.empty); n != 0 {
 		t.Errorf("the poll leased %d more times in vain: a job in another queue woke it", n)
 	}
+	contains(t, string(e.do("GET", "/metrics", nil).want(http.StatusOK).Body), "tether_long_polls_waiting 0\n")
 }
 
 func TestLeaseWaitRunsOut(t *testing.T) {

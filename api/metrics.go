@@ -71,7 +71,11 @@ func newMetrics(reg prometheus.Registerer, a *API) (*metrics, error) {
 			m.hooks.WithLabelValues(name, result)
 		}
 	}
-	for _, c := range []prometheus.Collector{m.enqueued, m.leased, m.settled, m.duration, m.hooks, m.connsRefused, newStateCollector(a)} {
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tether_long_polls_waiting",
+		Help: "Long-poll leases of this node asleep until a job of their queues arrives.",
+	}, func() float64 { return float64(a.waiting.Load()) })
+	for _, c := range []prometheus.Collector{m.enqueued, m.leased, m.settled, m.duration, m.hooks, m.connsRefused, waiting, newStateCollector(a)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("api: register metrics: %w", err)
 		}

@@ -93,3 +93,43 @@ func TestRunUsage(t *testing.T) {
 		t.Errorf("no command: %v", err)
 	}
 }
+
+func TestPolls(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "polls.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := api.New(api.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	args := []string{"polls", "--url", srv.URL, "--pollers", "20", "--queues", "10", "--enqueues", "15", "--gap", "1ms", "--idle", "10ms"}
+	if err := run(t.Context(), args, &out, &errOut); err != nil {
+		t.Fatalf("polls: %v\n%s", err, errOut.String())
+	}
+	line := regexp.MustCompile(`^tether polls pollers=20 queues=10 idle cpu=n/a rss=n/a enqueue p50=[\d.]+ms p99=[\d.]+ms enqueue→poll p50=[\d.]+ms p99=[\d.]+ms\n$`)
+	if !line.MatchString(out.String()) {
+		t.Errorf("polls printed %q", out.String())
+	}
+	// Every job it enqueued was leased and acked; its workers are gone.
+	stats, err := st.StatsGet(t.Context(), &store.StatsGetParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Jobs[store.StateSucceeded] != 15 || stats.Jobs[store.StateAvailable]+stats.Jobs[store.StateRunning] != 0 {
+		t.Errorf("jobs after polls: %v, want 15 succeeded", stats.Jobs)
+	}
+	if ws, err := st.WorkerList(t.Context(), &store.WorkerListParams{}); err != nil || len(ws) != 0 {
+		t.Errorf("workers after polls: %d (%v), want none", len(ws), err)
+	}
+	for _, bad := range [][]string{{"--pollers", "0"}, {"--queues", "30", "--pollers", "20"}, {"--enqueues", "0"}} {
+		if _, err := parsePolls(bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("parsePolls(%q): no error", bad)
+		}
+	}
+}

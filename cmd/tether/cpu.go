@@ -12,6 +12,12 @@ import (
 // /metrics. ok is false when the server does not report it (a server
 // embedded in a test) or refuses the request.
 func serverCPU(ctx context.Context, hc *http.Client, url, token string) (seconds float64, ok bool) {
+	return serverMetric(ctx, hc, url, token, "process_cpu_seconds_total")
+}
+
+// serverMetric reads the value of an unlabelled metric from the server's
+// /metrics; ok is false when it is missing or the request fails.
+func serverMetric(ctx context.Context, hc *http.Client, url, token, name string) (float64, bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/metrics", nil)
 	if err != nil {
 		return 0, false
@@ -29,7 +35,7 @@ func serverCPU(ctx context.Context, hc *http.Client, url, token string) (seconds
 	}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, found := strings.CutPrefix(sc.Text(), "process_cpu_seconds_total "); found {
+		if v, found := strings.CutPrefix(sc.Text(), name+" "); found {
 			s, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			return s, err == nil
 		}

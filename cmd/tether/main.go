@@ -1,6 +1,7 @@
 // Command tether is Tether's command-line tool. Subcommands:
 //
 //	tether bench --url URL --jobs N --workers W --batch B   HTTP burn-down benchmark
+//	tether polls --url URL --pollers P --queues Q            idle long-polls and wake-up latency
 package main
 
 import (
@@ -43,6 +44,7 @@ const usage = `usage: tether <command> [flags]
 
 commands:
   bench   enqueue N jobs over HTTP, burn them down with W workers, print the rates
+  polls   what idle long-polls cost: server CPU while they wait, enqueue → poll latency
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "bench":
 		return bench(ctx, args[1:], stdout, stderr)
+	case "polls":
+		return polls(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
