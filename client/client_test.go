@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetherq/tether/client"
 )
@@ -160,5 +161,58 @@ func TestErrors(t *testing.T) {
 	_, err = c.GetJob(t.Context(), "j1")
 	if !errors.As(err, &e) || e.Status != 502 || e.Detail != "bad gateway" {
 		t.Errorf("error = %+v", err)
+	}
+}
+
+func TestHeartbeatAnswer(t *testing.T) {
+	t.Parallel()
+	c, _ := setup(t, 200, `{"cancel":["a"],"lost":["b"],"heartbeat_interval_ms":5000,"dead_after_ms":15000}`)
+	hb, err := c.Heartbeat(t.Context(), "w", []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hb.Cancel[0] != "a" || hb.Lost[0] != "b" || hb.HeartbeatIntervalMS != 5000 || hb.DeadAfterMS != 15000 {
+		t.Errorf("heartbeat answer = %+v", hb)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"status":503,"code":"unavailable"}`)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := client.New(srv.URL).GetJob(t.Context(), "j1")
+	var e *client.Error
+	if !errors.As(err, &e) || e.Code != "unavailable" || e.RetryAfter != 2*time.Second {
+		t.Errorf("error = %+v, want unavailable with Retry-After 2s", err)
+	}
+}
+
+// A job read back carries the trace, flow-control and schedule fields, and
+// a job written out again (tether work's job file) carries no lease token.
+func TestJobFields(t *testing.T) {
+	t.Parallel()
+	c, rec := setup(t, 201, `{"id":"j1","trace":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"a=b"},`+
+		`"concurrency_key":"tenant-1","schedule":"nightly","scheduled_for":"2025-06-01T02:00:00.000Z","backoff":{"base_ms":1000,"max_ms":60000},`+
+		`"lease":{"worker_id":"w","token":"secret","expires_at":"2025-06-01T02:00:30.000Z"}}`)
+	j, err := c.Enqueue(t.Context(), client.JobSpec{Kind: "k", ConcurrencyKey: "tenant-1",
+		Trace: &client.Trace{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.body != `{"kind":"k","trace":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"concurrency_key":"tenant-1"}` {
+		t.Errorf("spec sent as %s", rec.body)
+	}
+	if j.Trace == nil || j.Trace.Tracestate != "a=b" || *j.ConcurrencyKey != "tenant-1" || *j.Schedule != "nightly" ||
+		j.ScheduledFor.Hour() != 2 || j.Backoff.MaxMS != 60000 {
+		t.Errorf("job = %+v", j)
+	}
+	j.Lease.Token = ""
+	b, _ := json.Marshal(j)
+	if strings.Contains(string(b), "token") {
+		t.Errorf("a job without its token still encodes one: %s", b)
 	}
 }

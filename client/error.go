@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // Error is a non-2xx answer: the server's problem+json, or just the status
@@ -18,6 +20,9 @@ type Error struct {
 	JobID    string `json:"job_id,omitempty"`
 	WorkerID string `json:"worker_id,omitempty"`
 	Field    string `json:"field,omitempty"`
+	// RetryAfter is the answer's Retry-After (429, 503): how long the
+	// server asks a client to wait before trying again; 0 without one.
+	RetryAfter time.Duration `json:"-"`
 }
 
 // Errors to match with errors.Is: an *Error is one of them when its code is.
@@ -50,6 +55,9 @@ func readError(resp *http.Response) error {
 		e.Detail = string(b)
 	}
 	e.Status = resp.StatusCode
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
 	if e.Code == "" {
 		e.Code = http.StatusText(resp.StatusCode)
 	}

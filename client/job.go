@@ -20,6 +20,16 @@ type JobSpec struct {
 	UniqueKey   string          `json:"unique_key,omitempty"`
 	Tags        []string        `json:"tags,omitempty"`
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	// Trace carries a W3C trace context to every worker that runs the job.
+	Trace          *Trace `json:"trace,omitempty"`
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+}
+
+// Trace is a W3C Trace Context: Traceparent is
+// 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>.
+type Trace struct {
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate,omitempty"`
 }
 
 // Backoff is a job's retry delay curve.
@@ -39,6 +49,7 @@ type Job struct {
 	Attempt         int             `json:"attempt"`
 	MaxAttempts     int             `json:"max_attempts"`
 	TimeoutMS       int64           `json:"timeout_ms"`
+	Backoff         *Backoff        `json:"backoff,omitempty"`
 	RunAt           time.Time       `json:"run_at"`
 	CreatedAt       time.Time       `json:"created_at"`
 	StartedAt       *time.Time      `json:"started_at"`
@@ -53,6 +64,11 @@ type Job struct {
 	Rescues         int             `json:"rescues"`
 	DeadReason      *string         `json:"dead_reason"`
 	Lease           *Lease          `json:"lease"`
+	Trace           *Trace          `json:"trace"`
+	ConcurrencyKey  *string         `json:"concurrency_key"`
+	// Schedule names the schedule that fired the job, ScheduledFor its slot.
+	Schedule     *string    `json:"schedule"`
+	ScheduledFor *time.Time `json:"scheduled_for"`
 	// Attempts is filled by GetJob only, oldest first.
 	Attempts []Attempt `json:"attempts,omitempty"`
 }
@@ -60,10 +76,10 @@ type Job struct {
 // Lease is the current delivery of a running job. Token must accompany
 // every ack, fail, extend and release of that delivery; only the Lease call
 // that took the delivery returns it (empty in GetJob, ListJobs and the
-// answers of every other call).
+// answers of every other call, and left out when the job is encoded again).
 type Lease struct {
 	WorkerID  string    `json:"worker_id"`
-	Token     string    `json:"token"`
+	Token     string    `json:"token,omitempty"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
 

@@ -56,11 +56,15 @@ type Registered struct {
 	DeadAfterMS         int64  `json:"dead_after_ms"`
 }
 
-// HeartbeatResult lists the held jobs whose cancellation was requested and
-// the jobs the worker lost: it can no longer settle those.
+// HeartbeatResult lists the held jobs whose cancellation was requested (at
+// every heartbeat while they are held) and the jobs the worker lost (each
+// once): it can no longer settle those. It repeats the rhythm the server
+// expects; a server without those fields leaves them 0.
 type HeartbeatResult struct {
-	Cancel []string `json:"cancel"`
-	Lost   []string `json:"lost"`
+	Cancel              []string `json:"cancel"`
+	Lost                []string `json:"lost"`
+	HeartbeatIntervalMS int64    `json:"heartbeat_interval_ms"`
+	DeadAfterMS         int64    `json:"dead_after_ms"`
 }
 
 // Extended is the answer to Extend.
@@ -109,7 +113,8 @@ func (c *Client) Fail(ctx context.Context, id string, f Fail) (*Job, error) {
 	return c.jobCall(ctx, id, "fail", f)
 }
 
-// Release gives a running job back, available again after delayMS.
+// Release gives a running job back, available again after delayMS, its
+// attempt not spent (a job whose cancellation was requested ends cancelled).
 func (c *Client) Release(ctx context.Context, id, token string, delayMS int64) (*Job, error) {
 	return c.jobCall(ctx, id, "release", struct {
 		Token   string `json:"token"`
