@@ -1,5 +1,6 @@
 // Command tether is Tether's command-line tool. Subcommands:
 //
+//	tether work [flags] -- CMD [ARGS...]                     run CMD as a worker, one process per job
 //	tether bench --url URL --jobs N --workers W --batch B   HTTP burn-down benchmark
 //	tether polls --url URL --pollers P --queues Q            idle long-polls and wake-up latency
 package main
@@ -26,7 +27,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	var code exitCode
 	switch {
+	case errors.As(err, &code):
+		os.Exit(int(code))
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(0)
 	case errors.Is(err, errUsage):
@@ -40,9 +44,15 @@ func main() {
 // errUsage means the usage was printed already.
 var errUsage = errors.New("usage")
 
+// exitCode asks main to exit with this code, all said already.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
 const usage = `usage: tether <command> [flags]
 
 commands:
+  work    run a command as a worker, one process per job: tether work --queue q -- CMD [ARGS...]
   bench   enqueue N jobs over HTTP, burn them down with W workers, print the rates
   polls   what idle long-polls cost: server CPU while they wait, enqueue → poll latency
 `
@@ -53,6 +63,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	switch args[0] {
+	case "work":
+		return workCommand(ctx, args[1:], stderr)
+	case keeperCommand:
+		return keeper(args[1:])
 	case "bench":
 		return bench(ctx, args[1:], stdout, stderr)
 	case "polls":
