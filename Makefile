@@ -50,14 +50,18 @@ vuln:
 
 # tools installs what the tests need when the machine lacks it, with
 # Debian's packages: a C compiler for SQLite (cgo), curl for the README
-# walkthrough, Postgres 15 (normally present, stopped), redis-server, and
-# Chromium for the dashboard's browser tests.
+# walkthrough, Postgres 15 (normally present, stopped), redis-server,
+# Chromium for the dashboard's browser tests, and a python3 with requests
+# for docs/workers.md's Python worker.
 tools:
 	$(call need,gcc,gcc)
 	$(call need,curl,curl)
 	$(call need,pg_lsclusters,postgresql-15)
 	$(call need,redis-server,redis-server)
 	$(call need,chromium,chromium)
+	@python3 -c 'import requests' 2>/dev/null || /usr/bin/python3 -c 'import requests' 2>/dev/null || { \
+		echo "installing python3-requests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-requests; }
 
 # need installs Debian package $(2) unless command $(1) is on the PATH.
 need = @command -v $(1) >/dev/null 2>&1 || { \
