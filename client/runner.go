@@ -62,6 +62,8 @@ type Runner struct {
 	// Logger gets a line per job's end, per call that failed, and at
 	// start and stop; nil logs nothing.
 	Logger *slog.Logger
+
+	cleanup time.Duration // cleanupTimeout, shorter in tests
 }
 
 // DefaultGrace is the Runner's default Grace: under the 30 s a container
@@ -166,7 +168,7 @@ func (r *Runner) register(ctx context.Context) (*session, error) {
 // deregister removes the worker, which releases any job it still holds
 // (leased by a long-poll abandoned at the stop, or whose settle gave up).
 func (s *session) deregister() {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cleanup)
 	defer cancel()
 	var b backoff
 	for {
@@ -208,7 +210,7 @@ func (s *session) drain(ctx context.Context) {
 	case <-grace.C:
 	}
 	s.cancelAll(ErrShutdown)
-	giveUp := time.AfterFunc(cleanupTimeout, s.giveUp)
+	giveUp := time.AfterFunc(s.cleanup, s.giveUp)
 	defer giveUp.Stop()
 	<-done
 }

@@ -110,3 +110,140 @@ func TestRunnerRefused(t *testing.T) {
 		}
 	}
 }
+
+// Every loop retries what got no answer or a 503: the registration, the
+// heartbeat (sooner than its next beat) and the extend alike.
+func TestRunnerRetriesEveryCall(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, 300*time.Millisecond)
+	s.setFault(faults(failFirst("/v1/workers", 1, drop), failFirst("/heartbeat", 2, down), failFirst("/extend", 2, drop)))
+	id := s.enqueue(t, "retries", "k", 600*time.Millisecond)
+	r := s.runner(t, "retries", func(ctx context.Context, j *client.Job) (json.RawMessage, error) {
+		s.await(t, "served extends and heartbeats", func() bool {
+			return len(s.calls("/extend")) >= 3 && len(s.calls("/heartbeat")) >= 3
+		})
+		return nil, nil
+	})
+	out, err := r.RunOnce(t.Context(), 5*time.Second)
+	if err != nil || out.End != client.EndAcked || s.job(t, id).State != "succeeded" {
+		t.Fatalf("RunOnce = %+v, %v; want the job acked", out, err)
+	}
+	if n := len(s.calls("POST /v1/workers")); n != 2 {
+		t.Errorf("%d registrations, want the dropped one and its retry", n)
+	}
+	beats := s.calls("/heartbeat")
+	// The retries of a failed beat come at the backoff's pace (100 ms,
+	// 200 ms), not the 300 ms interval.
+	if gap := beats[1].at.Sub(beats[0].at); gap < 80*time.Millisecond || gap > 280*time.Millisecond {
+		t.Errorf("the first heartbeat retry came %v after the failure, want about 100ms", gap)
+	}
+}
+
+// A token refused in the middle of a run (a heartbeat's or an extend's
+// 401) stops the runner with the server's error; the running job is
+// released as at any stop.
+func TestRunnerRefusedMidRun(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, path string
+		heartbeat  time.Duration
+		timeout    time.Duration
+	}{
+		{"heartbeat", "/heartbeat", 50 * time.Millisecond, time.Hour},
+		{"extend", "/extend", time.Hour, 300 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t, tt.heartbeat)
+			id := s.enqueue(t, "revoked", "k", tt.timeout)
+			started := make(started, 1)
+			r := s.runner(t, "revoked", func(ctx context.Context, j *client.Job) (json.RawMessage, error) {
+				started <- j.ID
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})
+			r.Grace = 50 * time.Millisecond
+			res := make(chan error, 1)
+			go func() { res <- r.Run(t.Context()) }()
+			started.wait(t)
+			s.setFault(failFirst(tt.path, 1000, refuse))
+			var e *client.Error
+			if err := <-res; !errors.As(err, &e) || e.Status != http.StatusUnauthorized {
+				t.Errorf("Run = %v, want the 401", err)
+			}
+			if j := s.job(t, id); j.State != "available" || j.Attempt != 0 {
+				t.Errorf("job %s attempt %d, want released", j.State, j.Attempt)
+			}
+		})
+	}
+}
+
+// A lease the server calls invalid (a bad kind) stops the runner: the
+// same request would be refused again.
+func TestRunnerInvalidLease(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, time.Second)
+	r := s.runner(t, "invalid", func(context.Context, *client.Job) (json.RawMessage, error) { return nil, nil })
+	r.Kinds = []string{"not a kind!"}
+	var e *client.Error
+	if err := r.Run(t.Context()); !errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.HasPrefix(e.Field, "kinds") {
+		t.Errorf("Run = %#v, want 400 naming kinds", err)
+	}
+	if n := len(s.calls("/v1/lease")); n != 1 {
+		t.Errorf("%d lease calls, want 1: a 400 is not retried", n)
+	}
+}
+
+// A settle the server refuses with a 4xx other than 409 and 404 is not
+// retried: the job is left unsettled, for the server's timeout or the
+// deregistration to end.
+func TestRunnerSettleRefused(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, time.Second)
+	id := s.enqueue(t, "refused-ack", "k", time.Hour)
+	s.setFault(failFirst("/ack", 1000, invalid))
+	r := s.runner(t, "refused-ack", func(context.Context, *client.Job) (json.RawMessage, error) { return nil, nil })
+	out, err := r.RunOnce(t.Context(), 5*time.Second)
+	if err != nil || out.End != client.EndUnsettled || len(s.calls("/ack")) != 1 {
+		t.Errorf("RunOnce = %+v, %v after %d acks; want unsettled after one", out, err, len(s.calls("/ack")))
+	}
+	if j := s.job(t, id); j.State != "available" || j.Attempts[0].Outcome != "released" {
+		t.Errorf("job %s, want released by the deregistration", j.State)
+	}
+}
+
+// With the server silent, a stop does not wait for ever: the last settles
+// and the deregistration give up once the cleanup time after the grace
+// has passed.
+func TestRunnerStopGivesUp(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, time.Second)
+	s.enqueue(t, "silent", "k", time.Hour)
+	started := make(started, 1)
+	r := s.runner(t, "silent", func(ctx context.Context, j *client.Job) (json.RawMessage, error) {
+		started <- j.ID
+		<-client.Draining(ctx)
+		s.setFault(func(*http.Request, []byte) fault { return down })
+		return nil, nil
+	})
+	r.Grace = 50 * time.Millisecond
+	client.SetCleanup(r, 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	res := make(chan *client.Outcome, 1)
+	go func() {
+		out, _ := r.RunOnce(ctx, 5*time.Second)
+		res <- out
+	}()
+	started.wait(t)
+	stopped := time.Now()
+	cancel()
+	select {
+	case out := <-res:
+		if out.End != client.EndUnsettled || len(s.calls("/ack")) < 2 {
+			t.Errorf("end %s after %d acks, want unsettled after retries", out.End, len(s.calls("/ack")))
+		}
+		t.Logf("stopped %v after the cancel", time.Since(stopped))
+	case <-time.After(20 * time.Second):
+		t.Fatal("RunOnce still running 20s after its ctx ended, the server silent")
+	}
+}

@@ -50,6 +50,8 @@ const (
 	loseIt         // serve it, then close the connection: the answer is lost
 	down           // 503 unavailable, without Retry-After
 	downSlow       // 503 unavailable, Retry-After: 1
+	refuse         // 401 unauthorized
+	invalid        // 400 invalid_request
 )
 
 // newServer starts a server whose workers heartbeat every heartbeat.
@@ -85,9 +87,11 @@ func newServer(t *testing.T, heartbeat time.Duration, tokens ...api.Token) *serv
 			if f == downSlow {
 				w.Header().Set("Retry-After", "1")
 			}
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"type":"urn:tether:error:unavailable","title":"Unavailable","status":503,"code":"unavailable"}`)
+			problem(w, http.StatusServiceUnavailable, "unavailable")
+		case refuse:
+			problem(w, http.StatusUnauthorized, "unauthorized")
+		case invalid:
+			problem(w, http.StatusBadRequest, "invalid_request")
 		}
 		s.record(r, body)
 	}))
@@ -96,6 +100,36 @@ func newServer(t *testing.T, heartbeat time.Duration, tokens ...api.Token) *serv
 	s.c = client.New(srv.URL)
 	s.c.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	return s
+}
+
+func problem(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"type":"urn:tether:error:%s","title":%q,"status":%d,"code":%q}`, code, http.StatusText(status), status, code)
+}
+
+// failFirst returns a fault func that answers the first n requests whose
+// path ends with suffix with f, and serves everything else.
+func failFirst(suffix string, n int, f fault) func(*http.Request, []byte) fault {
+	return func(r *http.Request, _ []byte) fault {
+		if strings.HasSuffix(r.URL.Path, suffix) && n > 0 {
+			n--
+			return f
+		}
+		return serve
+	}
+}
+
+// faults combines fault funcs: the first that does not serve decides.
+func faults(fs ...func(*http.Request, []byte) fault) func(*http.Request, []byte) fault {
+	return func(r *http.Request, b []byte) fault {
+		for _, f := range fs {
+			if v := f(r, b); v != serve {
+				return v
+			}
+		}
+		return serve
+	}
 }
 
 func (s *server) faultFor(r *http.Request, body []byte) fault {

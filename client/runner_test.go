@@ -39,6 +39,9 @@ func TestRunnerOutcomes(t *testing.T) {
 			state: "scheduled", attempt: 1, lastErr: "rate limited", later: true},
 		{name: "snooze", err: client.Snooze(time.Hour), end: client.EndReleased, state: "scheduled", attempt: 0, later: true},
 		{name: "panic", panics: true, end: client.EndFailed, state: "scheduled", attempt: 1, lastErr: "panic: oops"},
+		// Over the server's 1 MiB body limit: the ack's 413 becomes a fail.
+		{name: "too-large", result: json.RawMessage(`"` + strings.Repeat("x", 2<<20) + `"`), end: client.EndFailed,
+			state: "dead", attempt: 1, reason: "failed_permanently", lastErr: "over the server's request limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,7 +270,7 @@ func reap(t *testing.T, s *server, now time.Time) {
 func TestRunnerExtends(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, time.Hour)
-	id := s.enqueue(t, "long", "k", 600*time.Millisecond)
+	id := s.enqueue(t, "long", "k", 1200*time.Millisecond)
 	proceed := make(chan struct{})
 	r := s.runner(t, "long", func(ctx context.Context, j *client.Job) (json.RawMessage, error) {
 		client.ReportProgress(ctx, 40)
@@ -295,8 +298,8 @@ func TestRunnerExtends(t *testing.T) {
 	}
 	ext := s.calls("/extend")
 	for i := 2; i < len(ext); i++ {
-		if gap := ext[i].at.Sub(ext[i-1].at); gap < 150*time.Millisecond {
-			t.Errorf("extends %d and %d %v apart; want about a third of 600ms", i-1, i, gap)
+		if gap := ext[i].at.Sub(ext[i-1].at); gap < 400*time.Millisecond {
+			t.Errorf("extends %d and %d %v apart; want a third of 1.2s", i-1, i, gap)
 		}
 	}
 }

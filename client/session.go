@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -11,13 +12,14 @@ import (
 
 // session is one Run of a Runner: its worker, its running jobs, its stop.
 type session struct {
-	c      *Client
-	h      Handler
-	log    *slog.Logger
-	id     string
-	queues []string
-	kinds  []string
-	grace  time.Duration
+	c       *Client
+	h       Handler
+	log     *slog.Logger
+	id      string
+	queues  []string
+	kinds   []string
+	grace   time.Duration
+	cleanup time.Duration
 
 	slots    chan struct{} // one token per running job, Concurrency in all
 	tasks    sync.WaitGroup
@@ -56,6 +58,7 @@ func newSession(r *Runner) *session {
 	if s.grace <= 0 {
 		s.grace = DefaultGrace
 	}
+	s.cleanup = cmp.Or(r.cleanup, cleanupTimeout)
 	s.settleCtx, s.giveUp = context.WithCancel(context.Background())
 	s.setInterval(0)
 	return s

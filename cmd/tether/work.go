@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -52,12 +53,14 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 		fmt.Fprint(stderr, workUsage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.url, "url", orDefault(getenv("TETHER_URL"), "http://127.0.0.1:8080"), "server URL (default $TETHER_URL)")
-	fs.StringVar(&c.token, "token", getenv("TETHER_TOKEN"), "bearer token, worker role (default $TETHER_TOKEN); never passed to CMD")
+	// The variables apply after parsing, so that --help never prints a
+	// token as a default.
+	fs.StringVar(&c.url, "url", "", "server URL (default $TETHER_URL, else http://127.0.0.1:8080)")
+	fs.StringVar(&c.token, "token", "", "bearer token, worker role (default $TETHER_TOKEN); never passed to CMD")
 	fs.Func("queue", "queue to lease from; repeat or separate with commas (default: default)", listOf(&c.queues))
 	fs.Func("kind", "lease only this kind; repeat or separate with commas (default: all)", listOf(&c.kinds))
 	fs.IntVar(&c.concurrency, "concurrency", 1, "jobs run at once (1..1000)")
-	fs.StringVar(&c.workerID, "worker-id", getenv("TETHER_WORKER_ID"), "worker id (default $TETHER_WORKER_ID, else host:pid:random)")
+	fs.StringVar(&c.workerID, "worker-id", "", "worker id (default $TETHER_WORKER_ID, else host:pid:random)")
 	fs.Func("fatal-exit-codes", "exit codes that fail the job for good (retry false, to dead); comma-separated", c.addFatal)
 	fs.IntVar(&c.snoozeCode, "snooze-exit-code", 75, "exit code that releases the job after --snooze-delay, its attempt not spent")
 	fs.DurationVar(&c.snoozeDelay, "snooze-delay", 30*time.Second, "how long a snoozed job waits")
@@ -73,6 +76,9 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 		return c, err
 	}
 	c.cmd = fs.Args()
+	c.url = cmp.Or(c.url, getenv("TETHER_URL"), "http://127.0.0.1:8080")
+	c.token = cmp.Or(c.token, getenv("TETHER_TOKEN"))
+	c.workerID = cmp.Or(c.workerID, getenv("TETHER_WORKER_ID"))
 	if len(c.queues) == 0 {
 		c.queues = []string{"default"}
 	}
@@ -133,13 +139,6 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size (bytes, or with KiB or MiB)", s)
 	}
 	return n * mult, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // work is tether work: a Runner whose handler runs the command.

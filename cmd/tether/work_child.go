@@ -29,6 +29,9 @@ type childProc struct {
 	stderr stderrTail
 	pipes  []*os.File // the runner's ends, closed in finish
 	io     sync.WaitGroup
+
+	mu     sync.Mutex
+	reaped bool // the keeper's pid, the group's id, may belong to another process now
 }
 
 // childExit is how the command ended: its exit code, or the signal that killed
@@ -122,11 +125,14 @@ func payloadOrNull(b []byte) []byte {
 // wait reads the keeper's report, kills what is left of the group (a
 // daemon the command left behind, or the keeper itself), reaps the keeper
 // and sends the end. The group id stays the keeper's until it is reaped,
-// so the kill cannot reach another process.
+// so no kill, here or in signal, can reach another process.
 func (c *childProc) wait(status *os.File) {
 	line, _ := io.ReadAll(io.LimitReader(status, 4096))
-	c.signal(syscall.SIGKILL)
+	c.mu.Lock()
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	_ = c.cmd.Wait()
+	c.reaped = true
+	c.mu.Unlock()
 	end, ok := parseExit(string(line))
 	if !ok {
 		// The keeper died before reporting: killed with its group.
@@ -154,7 +160,14 @@ func parseExit(line string) (childExit, bool) {
 	return childExit{}, false
 }
 
-func (c *childProc) signal(sig syscall.Signal) { _ = syscall.Kill(-c.cmd.Process.Pid, sig) }
+// signal sends sig to the child's group, until its keeper is reaped.
+func (c *childProc) signal(sig syscall.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped {
+		_ = syscall.Kill(-c.cmd.Process.Pid, sig)
+	}
+}
 
 // supervise waits for the command's end, signalling its group on the way:
 // when the runner starts to stop, SIGTERM, and SIGKILL once the grace has

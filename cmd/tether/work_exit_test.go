@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,8 @@ func TestWorkExits(t *testing.T) {
 			attempt: 1, lastErr: "stdout is over --max-result (10 bytes)", reason: "failed_permanently"},
 		{name: "progress", script: `echo '{"progress": 40}' >&3; echo '{"extend_ms": 60000}' >&3; echo junk >&3; cat`,
 			state: "succeeded", attempt: 1, result: `{"n":1}`, log: `msg="ignored a control line"`},
+		{name: "long-control-line", script: `head -c 5000 /dev/zero | tr '\0' x >&3; echo >&3; echo '{"progress": 7}' >&3`,
+			state: "succeeded", attempt: 1, log: `msg="ignored a control line over 4 KiB"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,9 +110,9 @@ func TestWorkExits(t *testing.T) {
 				if !j.RunAt.After(time.Now().Add(50*time.Minute)) || j.Attempts[0].Outcome != "released" {
 					t.Errorf("snoozed job: run_at %v, attempt %s; want released for an hour", j.RunAt, j.Attempts[0].Outcome)
 				}
-			case "progress":
-				if j.Progress == nil || *j.Progress != 40 {
-					t.Errorf("progress %v, want 40", j.Progress)
+			case "progress", "long-control-line":
+				if want := map[string]int{"progress": 40, "long-control-line": 7}[tt.name]; j.Progress == nil || *j.Progress != want {
+					t.Errorf("progress %v, want %d", j.Progress, want)
 				}
 			}
 		})
@@ -217,4 +220,59 @@ func TestWorkTraceparent(t *testing.T) {
 	if got.Trace == nil || got.Trace.Traceparent != tp || got.Trace.Tracestate != ts {
 		t.Errorf("the job's trace = %+v, want %s %s", got.Trace, tp, ts)
 	}
+}
+
+// The runner's own failures: a command not found stops it at start; a
+// command that cannot be run, or a job file that cannot be written, fails
+// the job saying why; a process that escaped the child's group (setsid)
+// holding stdout does not hold the job beyond ioDrain.
+func TestWorkFailurePaths(t *testing.T) {
+	t.Parallel()
+	_, c := startServer(t)
+	r := runner(t, c.BaseURL, nil, "--once", "--", "no-such-command-for-tether")
+	if code := r.exit(t, 30*time.Second); code != 1 || !strings.Contains(r.output(), "executable file not found") {
+		t.Errorf("a command not on PATH: exit %d, want 1 saying so:\n%s", code, r.output())
+	}
+
+	t.Run("not-runnable", func(t *testing.T) {
+		t.Parallel()
+		script := filepath.Join(t.TempDir(), "job.sh")
+		if err := os.WriteFile(script, []byte("#!/bin/sh\ncat\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		r := runner(t, c.BaseURL, nil, "--once", "--queue", "gone", "--", script)
+		waitOutput(t, r, `msg="worker registered"`, 1) // past the runner's look at the command
+		if err := os.Chmod(script, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j := enqueueJob(t, c, `{"queue":"gone","kind":"k"}`)
+		if code := r.exit(t, 30*time.Second); code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+		if got := getJob(t, c, j.ID); got.State != "scheduled" || !strings.Contains(deref(got.LastError), "permission denied") {
+			t.Errorf("job %s, last_error %q; want failed, permission denied", got.State, deref(got.LastError))
+		}
+	})
+	t.Run("job-file", func(t *testing.T) {
+		t.Parallel()
+		j := enqueueJob(t, c, `{"queue":"nofile","kind":"k"}`)
+		r := runner(t, c.BaseURL, []string{"TMPDIR=" + filepath.Join(t.TempDir(), "missing")}, "--once", "--queue", "nofile", "--", "cat")
+		if code := r.exit(t, 30*time.Second); code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+		if got := getJob(t, c, j.ID); got.State != "scheduled" || !strings.Contains(deref(got.LastError), "create the job file") {
+			t.Errorf("job %s, last_error %q; want failed, the job file", got.State, deref(got.LastError))
+		}
+	})
+	t.Run("escaped", func(t *testing.T) {
+		t.Parallel()
+		j := enqueueJob(t, c, `{"queue":"escaped","kind":"k"}`)
+		r := runner(t, c.BaseURL, nil, "--once", "--queue", "escaped", "--", "sh", "-c", "setsid sleep 8 & echo hi")
+		if code := r.exit(t, 30*time.Second); code != 0 {
+			t.Errorf("exit %d, want 0", code)
+		}
+		if got := getJob(t, c, j.ID); got.State != "succeeded" || string(got.Result) != `"hi"` {
+			t.Errorf("job %s with %s, want succeeded with \"hi\"", got.State, got.Result)
+		}
+	})
 }

@@ -50,8 +50,8 @@ func TestWorkRunnerKilled(t *testing.T) {
 	}
 	// dead-after (2 s) and up to two ticks (200 ms each), with slack for
 	// a loaded machine; measured on the server's clock.
-	if lat := first.FinishedAt.Sub(*first.LastHeartbeatAt); lat < 2*time.Second || lat > 4*time.Second {
-		t.Errorf("rescued %v after the runner's last heartbeat, want 2s..2.4s (4s with slack)", lat)
+	if lat := first.FinishedAt.Sub(*first.LastHeartbeatAt); lat < 2*time.Second || lat > 6*time.Second {
+		t.Errorf("rescued %v after the runner's last heartbeat, want 2s..2.4s (6s with slack for a loaded machine)", lat)
 	} else {
 		t.Logf("rescued %v after the runner's last heartbeat", lat)
 	}
@@ -174,8 +174,8 @@ func TestWorkLostWhileStopped(t *testing.T) {
 func TestWorkLongJobExtended(t *testing.T) {
 	t.Parallel()
 	_, c := startServer(t, "--tick", "200ms")
-	j := enqueueJob(t, c, `{"queue":"long","kind":"k","payload":{"n":1},"timeout_ms":1000,"max_attempts":1}`)
-	r := runner(t, c.BaseURL, nil, "--once", "--queue", "long", "--", "sh", "-c", "sleep 3; cat")
+	j := enqueueJob(t, c, `{"queue":"long","kind":"k","payload":{"n":1},"timeout_ms":2000,"max_attempts":1}`)
+	r := runner(t, c.BaseURL, nil, "--once", "--queue", "long", "--", "sh", "-c", "sleep 6; cat")
 	if code := r.exit(t, 60*time.Second); code != 0 {
 		t.Fatalf("exit %d, want 0", code)
 	}

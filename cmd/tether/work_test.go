@@ -28,6 +28,11 @@ func TestParseWork(t *testing.T) {
 	if err != nil || d.url != "http://flag" || !slices.Equal(d.queues, []string{"default"}) || d.maxResult != 1<<20 {
 		t.Errorf("a flag over its variable, defaults: %+v, %v", d, err)
 	}
+	var help bytes.Buffer
+	if _, err := parseWork([]string{"--help"}, func(k string) string { return env[k] + "-s3cret" }, &help); err == nil ||
+		strings.Contains(help.String(), "s3cret") || !strings.Contains(help.String(), "usage: tether work") {
+		t.Errorf("--help: %v\n%s\nwant the usage, without the variables' values", err, help.String())
+	}
 	for _, args := range [][]string{
 		{}, {"--"}, {"--concurrency", "0", "true"}, {"--concurrency", "1001", "true"}, {"--snooze-exit-code", "0", "true"},
 		{"--fatal-exit-codes", "75", "true"}, {"--fatal-exit-codes", "0", "true"}, {"--fatal-exit-codes", "x", "true"},
