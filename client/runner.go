@@ -29,8 +29,8 @@ type Handler func(ctx context.Context, job *Job) (json.RawMessage, error)
 
 // Runner is a worker: it leases jobs from its queues and runs Handler on
 // each, up to Concurrency at once. It registers the worker, heartbeats at
-// the rhythm the server asks for, and extends each job's lease when a third
-// of it is left, so a job may run far longer than its timeout_ms. A call
+// the rhythm the server asks for, and extends each job's lease every third
+// of its length, so a job may run far longer than its timeout_ms. A call
 // that gets no answer (or 429, or 5xx such as 503 unavailable) is retried
 // with a jittered backoff, 100 ms doubling to 10 s; a settle is retried
 // until the server answers it, which is safe: a repeated ack, fail or

@@ -91,7 +91,7 @@ func (t *task) markLost() {
 	t.cancel(ErrLeaseLost)
 }
 
-// keep extends the lease when a third of it is left, and at once when the
+// keep extends the lease every third of its length, and at once when the
 // handler reports progress or asks for a new length, until ctx ends. A
 // 409 or 404 means the lease is lost.
 func (t *task) keep(ctx context.Context) {
