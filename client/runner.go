@@ -91,8 +91,8 @@ const (
 // the runner's token. Then it stops leasing, lets the running handlers
 // finish for Grace, ends their ctx, releases what they leave unsettled,
 // deregisters the worker (which releases any job it still holds) and
-// returns. It returns nil after a stop by ctx, the server's error when it
-// refused the token (401, 403) or the lease request (400).
+// returns. It returns nil after a stop by ctx, and the server's error when
+// it refused the token (401, 403), the registration or the lease (400).
 func (r *Runner) Run(ctx context.Context) error {
 	_, err := r.run(ctx, false, 0)
 	return err
