@@ -70,3 +70,10 @@ func (s *Store) ScanCountsForTest(ctx context.Context) (map[string]int64, error)
 	}
 	return out, err
 }
+
+// LeaseQueryForTest is the lease statement for queues and kinds, with
+// arguments for worker w at now.
+func LeaseQueryForTest(queues, kinds []string, max int, now time.Time) (string, []any) {
+	q, args := leaseQuery(queues, kinds, max)
+	return q, append([]any{"w", toMS(now), toMS(now)}, args...)
+}
