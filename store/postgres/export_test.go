@@ -132,3 +132,10 @@ func (s *Store) LeasesWaitingForTest() int {
 	}
 	return n
 }
+
+// SetEnqueueHookForTest has each merged enqueue run call f with the number
+// of calls in it, before it runs. Set it before any enqueue.
+func (s *Store) SetEnqueueHookForTest(f func(calls int)) { s.enqueues.before = f }
+
+// EnqueuesWaitingForTest is how many enqueues wait behind the running one.
+func (s *Store) EnqueuesWaitingForTest() int { return s.enqueues.queued() }
