@@ -28,3 +28,8 @@ func TestLeaseMergesQueues(t *testing.T) {
 		}
 	}
 }
+
+func TestLeaseAcrossQueues(t *testing.T) {
+	t.Parallel()
+	storetest.LeaseOrderAcrossQueues(t, open(t))
+}
