@@ -456,3 +456,51 @@ func TestBatchRepeatingAHeldUniqueKey(t *testing.T) {
 		}
 	}
 }
+
+// A merged run the database refuses for one caller's job leaves every
+// caller to enqueue alone: the one with the bad payload gets the refusal,
+// the others their jobs.
+func TestMergedEnqueueRefusedJobFailsAlone(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := t.Context()
+	now := time.Now()
+	params := []*store.JobEnqueueParams{
+		one(store.JobSpec{Kind: "lead"}, now),
+		one(store.JobSpec{Kind: "bad", Payload: json.RawMessage(`{"unterminated`)}, now),
+		one(store.JobSpec{Kind: "good"}, now),
+	}
+	got := newEnqueueRace(t, s).run([]context.Context{ctx, ctx, ctx}, params, nil, nil)
+	if got[1].err == nil || errors.Is(got[1].err, store.ErrUnavailable) {
+		t.Errorf("the bad payload's caller got %v, want the database's refusal", got[1].err)
+	}
+	for _, i := range []int{0, 2} {
+		if got[i].err != nil || got[i].res == nil || got[i].res.Existing[0] {
+			t.Errorf("call %d: %+v, %v; want its new job", i, got[i].res, got[i].err)
+		}
+	}
+	counts, err := s.ScanCountsForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := counts[store.DefaultQueue+"/available"]; n != 2 {
+		t.Errorf("%d jobs, want 2: the leader's and the good one's", n)
+	}
+}
+
+// An outage during a merged run is every caller's answer.
+func TestMergedEnqueueOutage(t *testing.T) {
+	t.Parallel()
+	st, p := openViaProxy(t, "")
+	s := st.(*postgres.Store)
+	ctx := t.Context()
+	now := time.Now()
+	params := []*store.JobEnqueueParams{one(store.JobSpec{Kind: "lead"}, now), one(store.JobSpec{Kind: "a"}, now),
+		keyed("k", "h", now)}
+	got := newEnqueueRace(t, s).run([]context.Context{ctx, ctx, ctx}, params, p.Cut, nil)
+	for i, g := range got {
+		if !errors.Is(g.err, store.ErrUnavailable) {
+			t.Errorf("call %d during the outage: %+v, %v; want store.ErrUnavailable", i, g.res, g.err)
+		}
+	}
+}
