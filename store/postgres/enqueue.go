@@ -25,6 +25,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 		return nil, err
 	}
 	keys := p.IdempotencyKeys()
+	merge := len(p.Jobs) <= mergedJobs
 	for range keyTries {
 		if len(keys) > 0 {
 			if res, err := s.replay(ctx, p, keys); res != nil || err != nil {
@@ -32,11 +33,13 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 			}
 		}
 		c := &enqueueCall{ctx: ctx, p: p, keys: keys}
-		s.enqueueOnce(ctx, c)
+		s.enqueueOnce(ctx, c, merge)
 		if !errors.Is(c.err, errKeyTaken) {
 			return c.res, c.err
 		}
-		// A concurrent call recorded a key first: the next round replays it.
+		// A concurrent call recorded a key first: the next round replays
+		// it, and runs alone, so that only its own keys can send it back.
+		merge = false
 	}
 	return nil, fmt.Errorf("enqueue under idempotency key %q: %w", p.IdempotencyKey, errKeyTaken)
 }

@@ -28,12 +28,13 @@ type enqueueMerger struct {
 var errAlone = errors.New("enqueue alone")
 
 // enqueueOnce sets c's answer from one run: merged with the calls that
-// arrive meanwhile when c is small enough, alone otherwise, or again alone
-// when the merged run failed for a reason other than an outage. A caller
-// that gave up already joins no run: the run goes on without it on a
-// context of its own, and its outcome is not that caller's to report.
-func (s *Store) enqueueOnce(ctx context.Context, c *enqueueCall) {
-	if len(c.p.Jobs) <= mergedJobs {
+// arrive meanwhile when merge is set, alone otherwise, or again alone when
+// the merged run failed for a reason other than an outage or one of c's
+// keys. A caller that gave up already joins no run: the run goes on
+// without it on a context of its own, and its outcome is not that
+// caller's to report.
+func (s *Store) enqueueOnce(ctx context.Context, c *enqueueCall, merge bool) {
+	if merge {
 		c.err = errAlone // what a run that panics before its commit leaves its calls
 		s.enqueues.do(c, func(batch []*enqueueCall) { s.enqueueMerged(ctx, batch) })
 		if !errors.Is(c.err, errAlone) {
@@ -68,13 +69,19 @@ func (s *Store) enqueueMerged(ctx context.Context, batch []*enqueueCall) {
 	if err == nil {
 		return
 	}
-	// An outage is every call's answer, and a key recorded meanwhile
-	// sends each back to look again; anything else may be one call's
-	// doing, so each finds out alone.
-	if len(live) > 1 && !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, errKeyTaken) {
-		err = errAlone
-	}
+	// An outage is every call's answer. A key recorded meanwhile sends the
+	// calls with keys back to look again, and those without to run alone;
+	// anything else may be one call's doing, so each finds out alone.
 	for _, c := range live {
 		c.res, c.err = nil, err
+		switch {
+		case len(live) == 1, errors.Is(err, store.ErrUnavailable):
+		case errors.Is(err, errKeyTaken):
+			if len(c.keys) == 0 {
+				c.err = errAlone
+			}
+		default:
+			c.err = errAlone
+		}
 	}
 }
