@@ -35,6 +35,10 @@ type benchConfig struct {
 	token        string
 	serial       bool     // settle each batch before leasing the next
 	cpuProfile   *os.File // the work phase's CPU profile, when asked for
+	queues       int      // queues the jobs are spread over, every lease naming all
+	otherQueues  int      // more queues, a job each, never leased from
+	single       bool     // producers enqueue one job per request
+	enqueueOnly  bool     // stop after the enqueue phase
 }
 
 func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
@@ -53,6 +57,10 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.StringVar(&c.token, "token", os.Getenv("TETHER_TOKEN"), "bearer token when the server has tokens (admin, or worker with --keep); default $TETHER_TOKEN")
 	fs.BoolVar(&c.serial, "serial", false, "settle each batch before leasing the next (default: one settle in flight while the next lease runs)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the work phase to this file")
+	fs.IntVar(&c.queues, "queues", 1, "spread the jobs over this many queues (QUEUE-0 … QUEUE-N-1 when more than 1), every lease naming all of them (1..100)")
+	fs.IntVar(&c.otherQueues, "other-queues", 0, "this many more queues, QUEUE-other-I, hold a job each and are never leased from: the store holds queues + other-queues queues")
+	fs.BoolVar(&c.single, "single", false, "producers enqueue one job per request (POST /v1/jobs) instead of batches of 1000")
+	fs.BoolVar(&c.enqueueOnly, "enqueue-only", false, "measure the enqueue phase only (no workers; cpu/job is then the enqueue phase's)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -61,6 +69,10 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 		return c, errors.New("--jobs, --workers and --producers must be at least 1")
 	case c.batch < 1 || c.batch > 1000:
 		return c, errors.New("--batch must be 1..1000")
+	case c.queues < 1 || c.queues > 100:
+		return c, errors.New("--queues must be 1..100")
+	case c.otherQueues < 0:
+		return c, errors.New("--other-queues must not be negative")
 	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -94,29 +106,44 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if queue == "" {
 		queue = "bench-" + randomHex(4)
 	}
+	queues := queueNames(queue, cfg.queues)
 
-	start := time.Now()
-	ids, err := produce(ctx, c, queue, cfg)
+	made, err := fillOtherQueues(ctx, c, queue, cfg)
 	if !cfg.keep {
-		defer cleanUp(context.WithoutCancel(ctx), c, ids, workerIDs(queue, cfg.workers), stderr)
+		defer func() {
+			cleanUp(context.WithoutCancel(ctx), c, made, workerIDs(queue, cfg.workers), stderr)
+		}()
 	}
+	if err != nil {
+		return fmt.Errorf("fill the other queues: %w", err)
+	}
+	// CPU per job of the measured phase: the enqueue with --enqueue-only,
+	// else the work.
+	cpu := &cpuMeter{ctx: ctx, hc: c.HTTP, url: cfg.url, token: cfg.token, jobs: cfg.jobs}
+	cpu.start()
+	start := time.Now()
+	ids, calls, err := produce(ctx, c, queues, cfg)
+	made = append(made, ids...)
 	if err != nil {
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	enqueued := time.Since(start)
+	line := fmt.Sprintf("tether n=%d producers=%d workers=%d batch=%d queues=%d+%d enqueue=%.0f jobs/s calls=%s p50=%s p99=%s",
+		cfg.jobs, cfg.producers, cfg.workers, cfg.batch, cfg.queues, cfg.otherQueues,
+		float64(cfg.jobs)/enqueued.Seconds(), callKind(cfg), msText(percentile(calls, 0.50)), msText(percentile(calls, 0.99)))
+	if cfg.enqueueOnly {
+		fmt.Fprintf(stdout, "%s %s\n", line, cpu)
+		return nil
+	}
 
-	// CPU per job of the work phase, ours and the server's (when its
-	// /metrics reports it): a figure less at the mercy of a busy machine
-	// than the rate.
-	serverBefore, serverOK := serverCPU(ctx, c.HTTP, cfg.url, cfg.token)
-	clientBefore, clientOK := ownCPU()
+	cpu.start()
 	if cfg.cpuProfile != nil {
 		if err := pprof.StartCPUProfile(cfg.cpuProfile); err != nil {
 			return err
 		}
 	}
 	start = time.Now()
-	lat, err := work(ctx, c, queue, cfg)
+	lat, err := work(ctx, c, queue, queues, cfg)
 	if cfg.cpuProfile != nil {
 		pprof.StopCPUProfile()
 	}
@@ -124,34 +151,28 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("work: %w", err)
 	}
 	worked := time.Since(start)
-	clientAfter, _ := ownCPU()
-	serverAfter, serverAfterOK := serverCPU(ctx, c.HTTP, cfg.url, cfg.token)
-	perJob := func(ok bool, d time.Duration) string {
-		if !ok {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.0fus", float64(d.Microseconds())/float64(cfg.jobs))
-	}
-	p50, p99 := percentile(lat, 0.50), percentile(lat, 0.99)
-	fmt.Fprintf(stdout, "tether n=%d producers=%d workers=%d batch=%d enqueue=%.0f jobs/s work=%.0f jobs/s lease+settle p50=%s p99=%s cpu/job client=%s server=%s\n",
-		cfg.jobs, cfg.producers, cfg.workers, cfg.batch,
-		float64(cfg.jobs)/enqueued.Seconds(), float64(cfg.jobs)/worked.Seconds(), msText(p50), msText(p99),
-		perJob(clientOK, clientAfter-clientBefore),
-		perJob(serverOK && serverAfterOK, time.Duration((serverAfter-serverBefore)*float64(time.Second))))
+	fmt.Fprintf(stdout, "%s work=%.0f jobs/s lease+settle p50=%s p99=%s %s\n", line, float64(cfg.jobs)/worked.Seconds(),
+		msText(percentile(lat, 0.50)), msText(percentile(lat, 0.99)), cpu)
 	return nil
 }
 
-// produce enqueues cfg.jobs jobs in batches of enqueueBatch from
-// cfg.producers goroutines, and returns the ids of those it made.
-func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfig) ([]string, error) {
+// produce enqueues cfg.jobs jobs, job n in queues[n % len(queues)], from
+// cfg.producers goroutines: in batches of enqueueBatch, or one a request
+// with cfg.single. It returns the ids of the jobs it made and the latency
+// of every call.
+func produce(ctx context.Context, c *client.Client, queues []string, cfg benchConfig) ([]string, []time.Duration, error) {
 	ctx, cancel := context.WithCancel(ctx) // one failure stops every producer
 	defer cancel()
-	batches := make(chan int) // the first job number of each batch
+	size := enqueueBatch
+	if cfg.single {
+		size = 1
+	}
+	calls := make(chan int) // the first job number of each call
 	go func() {
-		defer close(batches)
-		for i := 0; i < cfg.jobs; i += enqueueBatch {
+		defer close(calls)
+		for i := 0; i < cfg.jobs; i += size {
 			select {
-			case batches <- i:
+			case calls <- i:
 			case <-ctx.Done():
 				return
 			}
@@ -160,21 +181,24 @@ func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfi
 	errs := make(chan error, cfg.producers)
 	var mu sync.Mutex
 	ids := make([]string, 0, cfg.jobs)
+	var lats []time.Duration
 	var wg sync.WaitGroup
 	for range cfg.producers {
 		wg.Go(func() {
-			for first := range batches {
-				specs := make([]client.JobSpec, 0, enqueueBatch)
-				for n := first; n < min(first+enqueueBatch, cfg.jobs); n++ {
-					specs = append(specs, client.JobSpec{Kind: "bench", Queue: queue, Payload: payload(n, cfg.payloadBytes)})
+			for first := range calls {
+				specs := make([]client.JobSpec, 0, size)
+				for n := first; n < min(first+size, cfg.jobs); n++ {
+					specs = append(specs, client.JobSpec{Kind: "bench", Queue: queues[n%len(queues)], Payload: payload(n, cfg.payloadBytes)})
 				}
-				jobs, err := c.EnqueueBatch(ctx, specs)
+				t := time.Now()
+				jobs, err := enqueue(ctx, c, specs)
 				if err != nil {
 					errs <- err
 					cancel()
 					return
 				}
 				mu.Lock()
+				lats = append(lats, time.Since(t))
 				for _, j := range jobs {
 					ids = append(ids, j.ID)
 				}
@@ -184,7 +208,7 @@ func produce(ctx context.Context, c *client.Client, queue string, cfg benchConfi
 	}
 	wg.Wait()
 	close(errs)
-	return ids, <-errs // the first failure, nil if none
+	return ids, lats, <-errs // the first failure, nil if none
 }
 
 // workerIDs names the bench's workers.
@@ -233,14 +257,14 @@ func cleanUp(ctx context.Context, c *client.Client, ids, workers []string, stder
 // work runs cfg.workers lease-and-settle loops until cfg.jobs jobs are
 // settled, and returns the latency of every cycle that got jobs (the lease
 // plus the settle).
-func work(ctx context.Context, c *client.Client, queue string, cfg benchConfig) ([]time.Duration, error) {
+func work(ctx context.Context, c *client.Client, queue string, queues []string, cfg benchConfig) ([]time.Duration, error) {
 	var settled atomic.Int64
 	lats := make([][]time.Duration, cfg.workers)
 	errs := make([]error, cfg.workers)
 	var wg sync.WaitGroup
 	for w, id := range workerIDs(queue, cfg.workers) {
 		wg.Go(func() {
-			lats[w], errs[w] = workLoop(ctx, c, id, queue, cfg, &settled)
+			lats[w], errs[w] = workLoop(ctx, c, id, queues, cfg, &settled)
 		})
 	}
 	wg.Wait()
@@ -256,7 +280,7 @@ func work(ctx context.Context, c *client.Client, queue string, cfg benchConfig) 
 // as a worker that acknowledges in the background does (River's completer
 // persists completions the same way): a job counts only once its settle
 // has answered ok.
-func workLoop(ctx context.Context, c *client.Client, worker, queue string, cfg benchConfig, settled *atomic.Int64) ([]time.Duration, error) {
+func workLoop(ctx context.Context, c *client.Client, worker string, queues []string, cfg benchConfig, settled *atomic.Int64) ([]time.Duration, error) {
 	var lats []time.Duration
 	var pending chan error // the settle in flight, nil if none
 	wait := func() error {
@@ -267,7 +291,7 @@ func workLoop(ctx context.Context, c *client.Client, worker, queue string, cfg b
 		pending = nil
 		return err
 	}
-	req := client.LeaseRequest{WorkerID: worker, Queues: []string{queue}, Max: cfg.batch, WaitMS: 100}
+	req := client.LeaseRequest{WorkerID: worker, Queues: queues, Max: cfg.batch, WaitMS: 100}
 	for settled.Load() < int64(cfg.jobs) {
 		t := time.Now()
 		jobs, err := c.Lease(ctx, req)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
@@ -26,7 +27,7 @@ func TestBenchBurnsDown(t *testing.T) {
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 
-	line := regexp.MustCompile(`^tether n=1200 producers=2 workers=3 batch=50 enqueue=\d+ jobs/s work=\d+ jobs/s lease\+settle p50=[\d.]+ms p99=[\d.]+ms cpu/job client=(\d+us|n/a) server=n/a\n$`)
+	line := regexp.MustCompile(`^tether n=1200 producers=2 workers=3 batch=50 queues=1\+0 enqueue=\d+ jobs/s calls=batch p50=[\d.]+ms p99=[\d.]+ms work=\d+ jobs/s lease\+settle p50=[\d.]+ms p99=[\d.]+ms cpu/job client=(\d+us|n/a) server=n/a\n$`)
 	for mode, queue := range map[string]string{"--serial=false": "kept-pipelined", "--serial": "kept-serial"} {
 		var out, errOut bytes.Buffer
 		args := []string{"bench", "--url", srv.URL, "--jobs", "1200", "--workers", "3", "--batch", "50", "--producers", "2",
@@ -74,9 +75,78 @@ func TestBenchBurnsDown(t *testing.T) {
 	}
 }
 
+// The scale modes: jobs spread over several queues every lease names, among
+// more queues holding a job each, enqueued one per request; and a run that
+// stops after the enqueue.
+func TestBenchScaleModes(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bench.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := api.New(api.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "--url", srv.URL, "--jobs", "300", "--workers", "2", "--batch", "20", "--producers", "4",
+		"--queues", "3", "--other-queues", "5", "--single", "--queue", "spread", "--keep"}
+	if err := run(t.Context(), args, &out, &errOut); err != nil {
+		t.Fatalf("bench: %v\n%s", err, errOut.String())
+	}
+	line := regexp.MustCompile(`^tether n=300 producers=4 workers=2 batch=20 queues=3\+5 enqueue=\d+ jobs/s calls=single p50=[\d.]+ms p99=[\d.]+ms work=\d+ jobs/s `)
+	if !line.MatchString(out.String()) {
+		t.Errorf("bench printed %q", out.String())
+	}
+	queues, err := st.QueueList(t.Context(), &store.QueueListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]map[store.State]int64{}
+	for _, q := range queues {
+		counts[q.Name] = q.Counts
+	}
+	for i := range 3 {
+		if c := counts[fmt.Sprintf("spread-%d", i)]; c[store.StateSucceeded] != 100 || c[store.StateAvailable] != 0 {
+			t.Errorf("queue spread-%d after the bench: %v, want its 100 jobs settled", i, c)
+		}
+	}
+	for i := range 5 {
+		if c := counts[fmt.Sprintf("spread-other-%d", i)]; c[store.StateAvailable] != 1 {
+			t.Errorf("queue spread-other-%d after the bench: %v, want its one job left alone", i, c)
+		}
+	}
+	if len(queues) != 8 {
+		t.Errorf("%d queues after the bench, want 8", len(queues))
+	}
+
+	// --enqueue-only enqueues, measures, and (without --keep) deletes.
+	out.Reset()
+	args = []string{"bench", "--url", srv.URL, "--jobs", "50", "--single", "--producers", "3", "--enqueue-only", "--queue", "enq"}
+	if err := run(t.Context(), args, &out, &errOut); err != nil {
+		t.Fatalf("bench --enqueue-only: %v\n%s", err, errOut.String())
+	}
+	line = regexp.MustCompile(`^tether n=50 producers=3 workers=4 batch=100 queues=1\+0 enqueue=\d+ jobs/s calls=single p50=[\d.]+ms p99=[\d.]+ms cpu/job client=(\d+us|n/a) server=n/a\n$`)
+	if !line.MatchString(out.String()) {
+		t.Errorf("bench --enqueue-only printed %q", out.String())
+	}
+	after, err := st.QueueList(t.Context(), &store.QueueListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 8 || errOut.Len() > 0 {
+		t.Errorf("after --enqueue-only: %d queues (want the 8 kept), stderr %q", len(after), errOut.String())
+	}
+}
+
 func TestBenchFlags(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"--batch", "0"}, {"--batch", "1001"}, {"--jobs", "0"}, {"--nope"}} {
+	for _, args := range [][]string{{"--batch", "0"}, {"--batch", "1001"}, {"--jobs", "0"}, {"--nope"},
+		{"--queues", "0"}, {"--queues", "101"}, {"--other-queues", "-1"}} {
 		if _, err := parseBench(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseBench(%q): no error", args)
 		}

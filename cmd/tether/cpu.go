@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // serverCPU reads the server's process_cpu_seconds_total from its
@@ -41,4 +43,40 @@ func serverMetric(ctx context.Context, hc *http.Client, url, token, name string)
 		}
 	}
 	return 0, false
+}
+
+// cpuMeter measures the CPU per job of a phase, ours and the server's
+// (when its /metrics reports it): a figure less at the mercy of a busy
+// machine than the rate.
+type cpuMeter struct {
+	ctx        context.Context
+	hc         *http.Client
+	url, token string
+	jobs       int
+
+	server, client     float64 // seconds at start
+	serverOK, clientOK bool
+}
+
+// start begins a phase.
+func (m *cpuMeter) start() {
+	m.server, m.serverOK = serverCPU(m.ctx, m.hc, m.url, m.token)
+	var d time.Duration
+	d, m.clientOK = ownCPU()
+	m.client = d.Seconds()
+}
+
+// String ends the phase: "cpu/job client=12us server=20us", n/a for a
+// figure not known.
+func (m *cpuMeter) String() string {
+	clientAfter, _ := ownCPU()
+	serverAfter, serverAfterOK := serverCPU(m.ctx, m.hc, m.url, m.token)
+	perJob := func(ok bool, seconds float64) string {
+		if !ok {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0fus", seconds*1e6/float64(m.jobs))
+	}
+	return fmt.Sprintf("cpu/job client=%s server=%s", perJob(m.clientOK, clientAfter.Seconds()-m.client),
+		perJob(m.serverOK && serverAfterOK, serverAfter-m.server))
 }

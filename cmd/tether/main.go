@@ -1,6 +1,8 @@
 // Command tether is Tether's command-line tool. Subcommands:
 //
 //	tether bench --url URL --jobs N --workers W --batch B   HTTP burn-down benchmark
+//	  --queues N --other-queues M   leases naming N queues among N+M
+//	  --single --enqueue-only       one job per request; the enqueue alone
 //	tether polls --url URL --pollers P --queues Q            idle long-polls and wake-up latency
 package main
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetherq/tether/store"
 	"github.com/tetherq/tether/store/postgres"
+	"github.com/tetherq/tether/store/storetest"
 )
 
 var benchPayload = json.RawMessage(`{"to":"user@example.com","template":"welcome","locale":"en","n":123456789}`)
@@ -216,4 +217,16 @@ func BenchmarkPhases(b *testing.B) {
 	b.ReportMetric(float64(enq.Microseconds())/float64(n*100), "enq-µs/job")
 	b.ReportMetric(float64(lease.Microseconds())/float64(n*100), "lease-µs/job")
 	b.ReportMetric(float64(settle.Microseconds())/float64(n*100), "settle-µs/job")
+}
+
+// BenchmarkLeaseManyQueues: lease + settle naming 1 or 10 of 1,000 queues
+// (storetest.BenchLeaseManyQueues).
+func BenchmarkLeaseManyQueues(b *testing.B) {
+	storetest.BenchLeaseManyQueues(b, func(tb testing.TB) store.Store { return open(tb) })
+}
+
+// BenchmarkEnqueueSingle: one job per call from 16 callers at once
+// (storetest.BenchEnqueueSingle).
+func BenchmarkEnqueueSingle(b *testing.B) {
+	storetest.BenchEnqueueSingle(b, open(b), 16)
 }

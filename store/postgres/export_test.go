@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tetherq/tether/store"
 )
@@ -22,7 +23,26 @@ func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error 
 
 // PlanForTest returns Postgres's plan for query, one node a line.
 func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) (string, error) {
-	rows, err := s.pool.Query(ctx, "EXPLAIN "+query, args...)
+	return planLines(s.pool.Query(ctx, "EXPLAIN "+query, args...))
+}
+
+// GenericPlanForTest returns the plan Postgres would cache for query once
+// it stops planning each call on its arguments (plan_cache_mode
+// force_generic_plan), one node a line.
+func (s *Store) GenericPlanForTest(ctx context.Context, query string, args ...any) (string, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		return "", err
+	}
+	defer conn.Exec(ctx, "RESET plan_cache_mode")
+	return planLines(conn.Query(ctx, "EXPLAIN "+query, args...))
+}
+
+func planLines(rows pgx.Rows, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
@@ -36,6 +56,12 @@ func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) (str
 		b.WriteString(line + "\n")
 	}
 	return b.String(), rows.Err()
+}
+
+// LeaseQueryForTest is the lease statement for queues, with arguments for
+// worker w at now.
+func LeaseQueryForTest(queues []string, max int, now time.Time) (string, []any) {
+	return leaseQuery(len(queues), false), []any{"w", now, queues, max}
 }
 
 // QueryRowForTest scans the one row of sql into dest.
@@ -69,11 +95,11 @@ func HotPathsForTest(now time.Time) []HotPath {
 		ids[i], strs[i], times[i] = uuid.Must(uuid.NewV7()).String(), "x", now
 	}
 	return []HotPath{
-		{"lease", leaseQuery(false, false), []any{"w", now, queues[:1], n}},
-		{"lease by kind", leaseQuery(false, true), []any{"w", now, queues[:1], n, []string{"k"}}},
-		{"lease from several queues", leaseQuery(true, false), []any{"w", now, queues, n}},
-		{"merged lease", leaseManyQuery(false, false), []any{[]string{"w1", "w2"}, times[:2], queues[:1], n, []int32{n / 2, n}}},
-		{"merged lease by kind", leaseManyQuery(true, true), []any{[]string{"w1", "w1"}, times[:2], queues, n, []int32{n / 2, n}, []string{"k"}}},
+		{"lease", leaseQuery(1, false), []any{"w", now, queues[:1], n}},
+		{"lease by kind", leaseQuery(1, true), []any{"w", now, queues[:1], n, []string{"k"}}},
+		{"lease from several queues", leaseQuery(2, false), []any{"w", now, queues, n}},
+		{"merged lease", leaseManyQuery(1, false), []any{[]string{"w1", "w2"}, times[:2], queues[:1], n, []int32{n / 2, n}}},
+		{"merged lease by kind", leaseManyQuery(2, true), []any{[]string{"w1", "w1"}, times[:2], queues, n, []int32{n / 2, n}, []string{"k"}}},
 		{"ack", ackSQL, []any{times, ids, strs, nulls}},
 		{"end deliveries", endSQL, []any{now, ids, strs, strs, ints, ints, times, nulls, bools, nulls, ints, strs,
 			nulls, make([]*time.Time, n), bools, strs}},
@@ -132,3 +158,10 @@ func (s *Store) LeasesWaitingForTest() int {
 	}
 	return n
 }
+
+// SetEnqueueHookForTest has each merged enqueue run call f with the number
+// of calls in it, before it runs. Set it before any enqueue.
+func (s *Store) SetEnqueueHookForTest(f func(calls int)) { s.enqueues.before = f }
+
+// EnqueuesWaitingForTest is how many enqueues wait behind the running one.
+func (s *Store) EnqueuesWaitingForTest() int { return s.enqueues.queued() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tetherq/tether/store"
@@ -48,16 +49,17 @@ func (s *Store) leaseOne(ctx context.Context, worker string, now time.Time, queu
 	if len(kinds) > 0 {
 		args = append(args, kinds)
 	}
-	rows, err := scanJobs(s.lax.Query(ctx, leaseQuery(len(queues) > 1, len(kinds) > 0), args...))
+	rows, err := scanJobs(s.lax.Query(ctx, leaseQuery(len(queues), len(kinds) > 0), args...))
 	if err != nil {
 		return nil, fmt.Errorf("lease from %q: %w", queues, err)
 	}
 	return leaseOrder(jobs(rows)), nil
 }
 
-// leaseQuery is the lease statement. Its parameters: $1 worker, $2 now,
-// $3 queues, $4 max, $5 kinds (only when filtering by kind).
-func leaseQuery(manyQueues, byKind bool) string {
+// leaseQuery is the lease statement for the given number of (distinct)
+// queues. Its parameters: $1 worker, $2 now, $3 queues, $4 max, $5 kinds
+// (only when filtering by kind).
+func leaseQuery(queues int, byKind bool) string {
 	kinds := ""
 	if byKind {
 		kinds = "$5"
@@ -67,33 +69,50 @@ func leaseQuery(manyQueues, byKind bool) string {
 		expires_at = $2::timestamptz + timeout_ms * interval '1 millisecond',
 		token = encode(sha256(convert_to((SELECT ` + statementKey + `) || id::text, 'UTF8')), 'hex'),
 		attempt_id = md5((SELECT ` + statementKey + `) || id::text)::uuid
-	WHERE id = ANY(ARRAY(` + pickSQL(manyQueues, kinds) + `))
+	WHERE id = ANY(ARRAY(` + pickSQL(queues, kinds) + `))
 	RETURNING ` + jobColumns
 }
 
-// pickSQL selects and locks up to $4 leasable jobs of the queues $3 (of
-// the kinds in parameter kinds, unless it is empty), in lease order.
-func pickSQL(manyQueues bool, kinds string) string {
+// pickSQL selects and locks up to $4 leasable jobs of the first queues of
+// $3 (of the kinds in parameter kinds, unless it is empty), in lease
+// order.
+//
+// One queue reads its index directly. Several are one scan per queue,
+// each naming its queue as ($3::text[])[i], merged by the outer ORDER BY:
+// Postgres 15 cannot read one index in order across an IN list. A
+// LATERAL join over unnest($3) made each scan's queue a join parameter,
+// which the planner estimates as an average queue's rows (the table over
+// its distinct queues): with many small queues that is below $4, and both
+// its custom and its generic plan read every available job of each named
+// queue through jobs_queue_id and sorted them (EXPLAIN ANALYZE, 10 queues
+// of 2,000 jobs among 1,000: 13-17 ms, against 1.7 ms now). ($3::text[])[i]
+// is a constant to a custom plan, estimated from that queue's own
+// statistics. The text depends on the number of queues, so pgx's
+// statement cache holds one per count in use. The rows a queue locked
+// beyond the outer LIMIT stay unleased; concurrent leasers skip them until
+// commit. (Locking only the rows the merge takes is not to be had: a
+// locking scan keeps no order Postgres can merge, so each queue locks up
+// to $4.)
+func pickSQL(queues int, kinds string) string {
 	kind := ""
 	if kinds != "" {
 		kind = ` AND kind = ANY(` + kinds + `::text[])`
 	}
-	// One queue reads its index directly. Several are a LATERAL scan per
-	// queue merged by the outer ORDER BY: Postgres 15 cannot read one
-	// index in order across an IN list. The rows a queue locked beyond the
-	// outer LIMIT stay unleased; concurrent leasers skip them until commit.
-	picked := `SELECT id FROM jobs WHERE state = 'available' AND queue = ($3::text[])[1]` + kind + `
-		AND NOT EXISTS (SELECT 1 FROM queues WHERE name = ($3::text[])[1] AND paused)
+	scan := func(columns string, i int) string {
+		q := fmt.Sprintf("($3::text[])[%d]", i)
+		return `SELECT ` + columns + ` FROM jobs WHERE state = 'available' AND queue = ` + q + kind + `
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE name = ` + q + ` AND paused)
 		ORDER BY priority DESC, run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`
-	if manyQueues {
-		picked = `SELECT c.id FROM unnest($3::text[]) AS q(name)
-		CROSS JOIN LATERAL (SELECT id, priority, run_at FROM jobs
-			WHERE state = 'available' AND queue = q.name` + kind + `
-			ORDER BY priority DESC, run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) c
-		WHERE NOT EXISTS (SELECT 1 FROM queues WHERE name = q.name AND paused)
-		ORDER BY c.priority DESC, c.run_at, c.id LIMIT $4`
 	}
-	return picked
+	if queues <= 1 {
+		return scan("id", 1)
+	}
+	scans := make([]string, queues)
+	for i := range scans {
+		scans[i] = fmt.Sprintf("SELECT * FROM (%s) q%d", scan("id, priority, run_at", i+1), i+1)
+	}
+	return `SELECT id FROM (` + strings.Join(scans, "\n\tUNION ALL ") + `) c
+		ORDER BY priority DESC, run_at, id LIMIT $4`
 }
 
 // statementKey is 244 random bits from Postgres's strong random source,

@@ -97,7 +97,7 @@ func (s *Store) leaseMerged(ctx context.Context, queues, kinds []string, batch [
 	}
 	mctx, cancel := mergedContext(ctx)
 	defer cancel()
-	rows, err := scanJobs(s.lax.Query(mctx, leaseManyQuery(len(queues) > 1, len(kinds) > 0), args...))
+	rows, err := scanJobs(s.lax.Query(mctx, leaseManyQuery(len(queues), len(kinds) > 0), args...))
 	if err != nil {
 		for _, c := range live {
 			c.err = fmt.Errorf("lease from %q: %w", queues, err)
@@ -133,7 +133,7 @@ func leaseOrder(leased []*store.Job) []*store.Job {
 // first call whose running total reaches its number, so every call gets at
 // most its max and the first calls the first jobs. Every worker is
 // touched, as a lease of its own would.
-func leaseManyQuery(manyQueues, byKind bool) string {
+func leaseManyQuery(queues int, byKind bool) string {
 	kinds := ""
 	if byKind {
 		kinds = "$6"
@@ -144,7 +144,7 @@ func leaseManyQuery(manyQueues, byKind bool) string {
 		ORDER BY id, at DESC
 		ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at
 	), picked AS MATERIALIZED (
-		SELECT ARRAY(` + pickSQL(manyQueues, kinds) + `) AS ids
+		SELECT ARRAY(` + pickSQL(queues, kinds) + `) AS ids
 	), slot AS (
 		SELECT u.jid, (SELECT min(c.k) FROM unnest($5::int[]) WITH ORDINALITY AS c(hi, k) WHERE c.hi >= u.pos) AS k
 		FROM picked, unnest(picked.ids) WITH ORDINALITY AS u(jid, pos)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tetherq/tether/store"
+	"github.com/tetherq/tether/store/storetest"
 )
 
 // Leases of one queue that arrive while one runs go out together in the
@@ -105,4 +106,9 @@ func TestLeasesMergeWhileOneRuns(t *testing.T) {
 	if len(got[1]) > 0 && len(got[4]) > 0 && got[1][0].Priority < got[4][0].Priority {
 		t.Errorf("w1's first job has priority %d, below w3's %d", got[1][0].Priority, got[4][0].Priority)
 	}
+}
+
+func TestLeaseAcrossQueues(t *testing.T) {
+	t.Parallel()
+	storetest.LeaseOrderAcrossQueues(t, open(t))
 }

@@ -4,10 +4,10 @@
 // The hot paths are single statements. A lease is one UPDATE over a
 // SELECT … FOR UPDATE SKIP LOCKED, so leasers on different replicas skip
 // each other's rows instead of queueing; on one replica, leases of the same
-// queues and ack-only settles that arrive while one of their kind runs are
-// merged into the next statement (merge.go), one commit for several
-// callers. A batch enqueue is one INSERT over unnest; acks settle in one
-// statement with their attempt history. Endings
+// queues, ack-only settles and enqueues of a few jobs that arrive while one
+// of their kind runs are merged into the next statement (merge.go), one
+// commit for several callers. An enqueue is one INSERT over unnest; acks
+// settle in one statement with their attempt history. Endings
 // that need the failure decisions (fail, release, rescue, reap) lock their
 // rows, apply store.Decide in Go and write every decision back in one
 // statement, guarded again on (id, owner, token, running), so a replica
@@ -60,12 +60,13 @@ type Store struct {
 	// leaves the job available, and the worker's ack then answers
 	// lease_lost: the job runs again, as after any crash. WAL is one
 	// sequence, so a durable commit flushes every lax commit before it.
-	lax     db
-	wake    *store.Wakeups
-	channel string // this schema's NOTIFY channel
-	lis     *listener
-	acks    ackMerger    // ack-only settles, merged while one runs
-	leases  leaseMergers // leases of the same queues, merged while one runs
+	lax      db
+	wake     *store.Wakeups
+	channel  string // this schema's NOTIFY channel
+	lis      *listener
+	acks     ackMerger     // ack-only settles, merged while one runs
+	leases   leaseMergers  // leases of the same queues, merged while one runs
+	enqueues enqueueMerger // enqueues of a few jobs, merged while one runs
 }
 
 // DefaultConnectTimeout bounds a connection attempt when the URL sets no

@@ -208,3 +208,16 @@ func infoField(t *testing.T, info, name string) int64 {
 	t.Fatalf("INFO has no %s", name)
 	return 0
 }
+
+// BenchmarkLeaseManyQueues: lease + settle naming 1 or 10 of 1,000 queues
+// (storetest.BenchLeaseManyQueues).
+func BenchmarkLeaseManyQueues(b *testing.B) {
+	url := testURL(b)
+	storetest.BenchLeaseManyQueues(b, func(tb testing.TB) store.Store { return open(tb, url, "") })
+}
+
+// BenchmarkEnqueueSingle: one job per call from 16 callers at once
+// (storetest.BenchEnqueueSingle).
+func BenchmarkEnqueueSingle(b *testing.B) {
+	storetest.BenchEnqueueSingle(b, open(b, testURL(b), ""), 16)
+}

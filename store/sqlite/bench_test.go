@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tetherq/tether/store"
+	"github.com/tetherq/tether/store/storetest"
 )
 
 var benchPayload = json.RawMessage(`{"to":"user@example.com","template":"welcome","locale":"en","n":123456789}`)
@@ -62,4 +63,16 @@ func BenchmarkLeaseSettle(b *testing.B) {
 			b.ReportMetric(float64(jobs)/b.Elapsed().Seconds(), "jobs/s")
 		})
 	}
+}
+
+// BenchmarkLeaseManyQueues: lease + settle naming 1 or 10 of 1,000 queues
+// (storetest.BenchLeaseManyQueues).
+func BenchmarkLeaseManyQueues(b *testing.B) {
+	storetest.BenchLeaseManyQueues(b, func(tb testing.TB) store.Store { return open(tb) })
+}
+
+// BenchmarkEnqueueSingle: one job per call from 16 callers at once
+// (storetest.BenchEnqueueSingle).
+func BenchmarkEnqueueSingle(b *testing.B) {
+	storetest.BenchEnqueueSingle(b, open(b), 16)
 }

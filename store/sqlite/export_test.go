@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -69,4 +70,32 @@ func (s *Store) ScanCountsForTest(ctx context.Context) (map[string]int64, error)
 		out[r.Queue+"/"+r.State] = r.N
 	}
 	return out, err
+}
+
+// LeaseQueryForTest is the lease statement for queues and kinds, with
+// arguments for worker w at now.
+func LeaseQueryForTest(queues, kinds []string, max int, now time.Time) (string, []any) {
+	q, args := leaseQuery(queues, kinds, max)
+	return q, append([]any{"w", toMS(now), toMS(now)}, args...)
+}
+
+// OneOffStatementsForTest runs n statements of texts no other call uses
+// (numbered from first) on the writer, as a long-running store's
+// variable-length lists do.
+func (s *Store) OneOffStatementsForTest(ctx context.Context, first, n int) error {
+	return s.tx(ctx, func(tx *txn) (bool, error) {
+		for i := first; i < first+n; i++ {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("SELECT %d", i)); err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	})
+}
+
+// PreparedForTest is how many statements the writer has prepared.
+func (s *Store) PreparedForTest() int {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	return s.w.prepared
 }

@@ -7,14 +7,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tetherq/tether/store"
 )
 
 // JobLease claims up to Max jobs with one UPDATE … RETURNING. The candidate
-// subquery reads each queue's partial index in lease order and stops after
-// Max rows per queue, so a lease costs O(Max × queues), not O(backlog).
+// subquery reads the queues' slices of their partial index in lease order,
+// merged, and stops after Max rows in all, so a lease costs O(Max +
+// queues), not O(backlog) nor O(Max × queues).
 func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store.Job, error) {
 	now := toMS(store.Trunc(p.Now))
 	var jobs []*store.Job
@@ -23,9 +22,9 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 		if err := touchWorker(ctx, tx, p.WorkerID, now); err != nil {
 			return false, err
 		}
-		queues, err := unpaused(ctx, tx, p.Queues)
-		if err != nil || len(queues) == 0 || p.Max <= 0 {
-			return false, err
+		queues := dedupe(p.Queues)
+		if len(queues) == 0 || p.Max <= 0 {
+			return false, nil
 		}
 		query, args := leaseQuery(queues, p.Kinds, p.Max)
 		var rows []jobRow
@@ -48,6 +47,16 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 	return jobs, nil
 }
 
+// leaseQuery leases from queues (distinct) in one statement. Each queue
+// is one arm of a compound SELECT reading that queue's slice of
+// jobs_available in lease order; the compound's own ORDER BY and LIMIT
+// make SQLite merge the arms (MERGE (UNION ALL) in the plan), so it reads
+// about max entries in all, however many queues are named. (Arms with a
+// LIMIT of their own, sorted again outside, read and sorted max entries
+// per queue.) An arm whose queue is paused is empty: a primary-key probe
+// of queues that SQLite runs once per arm, in the same statement rather
+// than a read of its own before it. The text depends on the number of
+// queues and kinds only, so the writer's statement cache holds it.
 func leaseQuery(queues, kinds []string, max int) (string, []any) {
 	kindFilter := ""
 	var kindArgs []any
@@ -60,36 +69,19 @@ func leaseQuery(queues, kinds []string, max int) (string, []any) {
 	arms := make([]string, len(queues))
 	var args []any
 	for i, q := range queues {
-		arms[i] = `SELECT * FROM (SELECT id, priority, run_at FROM jobs WHERE state = 'available' AND queue = ?` +
-			kindFilter + ` ORDER BY priority DESC, run_at, id LIMIT ?)`
+		arms[i] = `SELECT id, priority, run_at FROM jobs WHERE state = 'available' AND queue = ?` + kindFilter +
+			` AND NOT EXISTS (SELECT 1 FROM queues WHERE name = ? AND paused = 1)`
 		args = append(args, q)
 		args = append(args, kindArgs...)
-		args = append(args, max)
+		args = append(args, q)
 	}
 	args = append(args, max)
 	return `UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = ?,
 		token = lower(hex(randomblob(16))), attempt_id = lower(hex(randomblob(16))),
 		started_at = ?, expires_at = ? + timeout_ms
-		WHERE id IN (SELECT id FROM (` + strings.Join(arms, " UNION ALL ") + `)
-			ORDER BY priority DESC, run_at, id LIMIT ?)
+		WHERE id IN (SELECT id FROM (` + strings.Join(arms, " UNION ALL ") + `
+			ORDER BY priority DESC, run_at, id LIMIT ?))
 		RETURNING ` + jobColumns, args
-}
-
-// unpaused returns the distinct queues of names that are not paused.
-func unpaused(ctx context.Context, tx *txn, names []string) ([]string, error) {
-	names = dedupe(names)
-	if len(names) == 0 {
-		return nil, nil
-	}
-	var paused []string
-	query, args, err := sqlx.In(`SELECT name FROM queues WHERE paused = 1 AND name IN (?)`, names)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.SelectContext(ctx, &paused, query, args...); err != nil {
-		return nil, fmt.Errorf("read paused queues: %w", err)
-	}
-	return slices.DeleteFunc(names, func(n string) bool { return slices.Contains(paused, n) }), nil
 }
 
 // touchWorker records a sign of life, registering an unknown worker.

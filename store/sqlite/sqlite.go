@@ -118,7 +118,7 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s for writing: %w", path, err)
 	}
-	w := &writer{conn: conn, stmts: map[string]*sqlx.Stmt{}}
+	w := newWriter(conn)
 	q.Set("_query_only", "1")
 	r, err := sqlx.Open(driverName, "file:"+path+"?"+q.Encode())
 	if err != nil {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"container/list"
 	"context"
 	"database/sql"
 	"fmt"
@@ -16,13 +17,35 @@ import (
 // than database/sql transactions: a database/sql Tx watches its context with
 // a goroutine per query, which on the hot path costs more than the query.
 type writer struct {
-	mu    sync.Mutex // one transaction at a time
-	conn  *sqlx.Conn
-	stmts map[string]*sqlx.Stmt // prepared on conn, by query text
+	mu   sync.Mutex // one transaction at a time
+	conn *sqlx.Conn
+	// stmts are the statements prepared on conn, by query text, each an
+	// element of recent, which holds the most recently used first.
+	stmts  map[string]*list.Element
+	recent *list.List
+	// prepared counts the statements prepared (tests).
+	prepared int
+}
+
+func newWriter(conn *sqlx.Conn) *writer {
+	return &writer{conn: conn, stmts: map[string]*list.Element{}, recent: list.New()}
+}
+
+// cached is one prepared statement of the writer's cache.
+type cached struct {
+	query string
+	st    *sqlx.Stmt
 }
 
 // maxCached bounds the statement cache: queries built from variable-length
-// lists (lease over many queues) would otherwise grow it without end.
+// lists (a prune's ids, a lease's queues) would otherwise grow it without
+// end. A full cache drops its least recently used statement for a new
+// one, so the statements of the hot paths stay prepared however many
+// one-off texts pass through. (A cache that stopped taking statements once
+// full prepared every text new to it on each use, for good: after a long
+// run of prunes of varying sizes, a lease naming a new set of queues, or a
+// single enqueue, compiled its statements on every call; single enqueues
+// then took a fifth longer.)
 const maxCached = 256
 
 // txn is one write transaction. Its statements are prepared once on the
@@ -30,7 +53,8 @@ const maxCached = 256
 // index maintenance, which costs more than running it.
 type txn struct {
 	w *writer
-	// once holds statements beyond the cache's bound, closed at the end.
+	// once holds the statements the cache dropped meanwhile, closed when
+	// the transaction ends: it may still be reading their rows.
 	once []*sqlx.Stmt
 	// counts are the changes to queue_counts this transaction makes, added
 	// up and written once before it commits.
@@ -48,18 +72,22 @@ type countKey struct {
 }
 
 func (t *txn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	if st, ok := t.w.stmts[query]; ok {
-		return st, nil
+	w := t.w
+	if e, ok := w.stmts[query]; ok {
+		w.recent.MoveToFront(e)
+		return e.Value.(*cached).st, nil
 	}
-	st, err := t.w.conn.PreparexContext(ctx, query)
+	st, err := w.conn.PreparexContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	if len(t.w.stmts) < maxCached {
-		t.w.stmts[query] = st
-	} else {
-		t.once = append(t.once, st)
+	w.prepared++
+	if len(w.stmts) >= maxCached {
+		old := w.recent.Remove(w.recent.Back()).(*cached)
+		delete(w.stmts, old.query)
+		t.once = append(t.once, old.st) // this transaction may still read its rows
 	}
+	w.stmts[query] = w.recent.PushFront(&cached{query, st})
 	return st, nil
 }
 
@@ -165,8 +193,8 @@ func (t *txn) SelectContext(ctx context.Context, dest any, query string, args ..
 func (w *writer) close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, st := range w.stmts {
-		st.Close()
+	for _, e := range w.stmts {
+		e.Value.(*cached).st.Close()
 	}
 	return w.conn.Close()
 }

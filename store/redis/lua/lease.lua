@@ -15,45 +15,58 @@ local kinds = {}
 for i = 1, nk do kinds[ARGV[6 + nq + i]] = true end
 local nonce, anonce = ARGV[7 + nq + nk], ARGV[8 + nq + nk]
 
--- Each queue offers its first max candidates (of the kinds); the merge
--- keeps the best max of them all.
+-- Each queue offers its candidates in order, a chunk at a time, and the
+-- merge takes the best head until it has max: a lease reads about max
+-- entries however many queues it names (taking each queue's first max
+-- and sorting them all read and sorted max per queue). A queue's first
+-- chunk is its even share, plus one; a queue that offers more than that
+-- doubles its chunk at each refill.
+-- A kind filter walks a queue in order, keeping the matches, until it has
+-- looked at KIND_SCAN jobs: a script blocks the whole server, so a rare
+-- kind behind a long backlog of others waits its turn.
 local KIND_SCAN = 10000
-local cands, seen, offered = {}, {}, 0
+local srcs, seen = {}, {}
 for i = 1, nq do
   local q = ARGV[5 + i]
   if not seen[q] and max > 0 and not redis.call('HGET', qkey(q, 'm'), 'paused') then
     seen[q] = true
-    local av = qkey(q, 'av')
-    local before = #cands
-    if nk == 0 then
-      local r = redis.call('ZRANGE', av, 0, max - 1, 'WITHSCORES')
-      for x = 1, #r, 2 do cands[#cands + 1] = {r[x], tonumber(r[x + 1]), q} end
-    else
-      -- A kind filter walks the queue in order until it has max matches,
-      -- or has looked at KIND_SCAN jobs: a script blocks the whole server,
-      -- so a rare kind behind a long backlog of others waits its turn.
-      local off, found, chunk = 0, 0, math.max(max, 100)
-      while found < max and off < KIND_SCAN do
-        local r = redis.call('ZRANGE', av, off, off + chunk - 1, 'WITHSCORES')
-        if #r == 0 then break end
-        for x = 1, #r, 2 do
-          if found < max and kinds[redis.call('HGET', jkey(r[x]), 'k')] then
-            cands[#cands + 1] = {r[x], tonumber(r[x + 1]), q}
-            found = found + 1
-          end
-        end
-        off = off + chunk
-      end
-    end
-    if #cands > before then offered = offered + 1 end
+    srcs[#srcs + 1] = {q = q, av = qkey(q, 'av'), buf = {}, pos = 1, off = 0}
   end
 end
--- One queue's candidates are in order already.
-if offered > 1 then
-  table.sort(cands, function(a, b)
-    if a[2] ~= b[2] then return a[2] < b[2] end
-    return a[1] < b[1]
-  end)
+local chunk = math.ceil(max / math.max(#srcs, 1)) + 1
+if nk > 0 then chunk = math.max(max, 100) end
+for _, src in ipairs(srcs) do src.chunk = chunk end
+
+-- head returns src's next candidate, {id, score}, reading a chunk when its
+-- buffer is spent; nil once the queue has no more.
+local function head(src)
+  while src.pos > #src.buf and not src.done do
+    local r = redis.call('ZRANGE', src.av, src.off, src.off + src.chunk - 1, 'WITHSCORES')
+    src.off = src.off + src.chunk
+    src.done = #r < 2 * src.chunk or (nk > 0 and src.off >= KIND_SCAN)
+    src.chunk = math.min(src.chunk * 2, math.max(max, 100))
+    src.buf, src.pos = {}, 1
+    for x = 1, #r, 2 do
+      if nk == 0 or kinds[redis.call('HGET', jkey(r[x]), 'k')] then
+        src.buf[#src.buf + 1] = {r[x], tonumber(r[x + 1])}
+      end
+    end
+  end
+  return src.buf[src.pos]
+end
+
+local cands = {}
+while #cands < max do
+  local best, bh
+  for _, src in ipairs(srcs) do
+    local h = head(src)
+    if h and (not bh or h[2] < bh[2] or (h[2] == bh[2] and h[1] < bh[1])) then
+      best, bh = src, h
+    end
+  end
+  if not best then break end
+  best.pos = best.pos + 1
+  cands[#cands + 1] = {bh[1], bh[2], best.q}
 end
 
 -- The hot path: it writes the job and its indexes directly, as move
