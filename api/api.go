@@ -171,8 +171,8 @@ func New(cfg Config) (*API, error) {
 	}
 	a := &API{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, scrape: metricsHandler(gather),
 		creds: newCredentials(cfg.Tokens, cfg.RateLimits), hooks: map[string]*webhook.Hook{},
-		polls:      &pollCount{max: cfg.MaxPollsPerWorker, n: map[string]int{}},
-		tokenPolls: &pollCount{max: cfg.MaxPollsPerToken, n: map[string]int{}}}
+		polls:      newPollCount(cfg.MaxPollsPerWorker),
+		tokenPolls: newPollCount(cfg.MaxPollsPerToken)}
 	for _, h := range cfg.AllowedHosts {
 		if a.hosts == nil {
 			a.hosts = map[string]bool{}

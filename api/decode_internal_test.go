@@ -119,7 +119,7 @@ func FuzzDecodeSpec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		spec, err := decodeSpec(data, "jobs[0].", testNow)
+		spec, err := decodeSpec(data, "jobs[0].", testNow, nil)
 		var fe *fieldError
 		if err != nil {
 			if !errors.As(err, &fe) {

@@ -37,7 +37,7 @@ func FuzzBatch(f *testing.F) {
 			err = req.check()
 		}
 		for i := 0; err == nil && i < len(req.Jobs); i++ {
-			_, err = decodeSpec(req.Jobs[i], fmt.Sprintf("jobs[%d].", i), fuzzNow)
+			_, err = decodeSpec(req.Jobs[i], fmt.Sprintf("jobs[%d].", i), fuzzNow, nil)
 		}
 		mustBeFieldError(t, err)
 		if err == nil && (len(req.Jobs) < 1 || len(req.Jobs) > maxItems) {

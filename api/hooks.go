@@ -62,7 +62,7 @@ func (a *API) hook(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, invalid(deliveryIDField[h.Scheme], "must carry the sender's delivery id, of at most 255 bytes"))
 		return
 	}
-	spec := store.JobSpec{Queue: h.Queue, Kind: h.Kind, Payload: h.Payload(r.Header, body)}
+	spec := store.JobSpec{Queue: h.Queue, Kind: h.Kind, Payload: h.Payload(r.Header, body), Trace: traceOf(r)}
 	spec.Normalize(now)
 	p := &store.JobEnqueueParams{Jobs: []store.JobSpec{spec}, Now: now}
 	if delivery != "" {

@@ -237,7 +237,7 @@ func TestHookNoneNeedsToken(t *testing.T) {
 	e.do("POST", "/v1/hooks/open", body).problem(http.StatusUnauthorized, "unauthorized")
 	e.do("POST", "/v1/hooks/open", body, bearer("work")...).problem(http.StatusForbidden, "forbidden")
 	id := e.do("POST", "/v1/hooks/open", body, "Authorization", "Bearer prod", "Idempotency-Key", "k1",
-		"X-Source", "ci").want(http.StatusAccepted).jobID()
+		"X-Source", "ci", "traceparent", traceParent).want(http.StatusAccepted).jobID()
 	again := e.do("POST", "/v1/hooks/open", body, "Authorization", "Bearer adm", "Idempotency-Key", "k1").
 		want(http.StatusOK).jobID()
 	if again != id {
@@ -246,6 +246,11 @@ func TestHookNoneNeedsToken(t *testing.T) {
 	j := e.do("GET", "/v1/jobs/"+id, nil, bearer("adm")...).want(200).job()
 	if got := canonical(t, j.Payload); got != `{"body":{"n":1},"headers":{"content-type":"application/json","x-source":"ci"}}` {
 		t.Errorf("payload %s", got)
+	}
+	var traced struct{ Trace struct{ Traceparent string } }
+	e.do("GET", "/v1/jobs/"+id, nil, bearer("adm")...).want(200).into(&traced)
+	if traced.Trace.Traceparent != traceParent {
+		t.Errorf("a hook delivery with a traceparent header: trace %+v", traced.Trace)
 	}
 	// The same Idempotency-Key on POST /v1/jobs is another key: a producer
 	// cannot claim a hook's delivery ids, nor the other way round.

@@ -79,13 +79,23 @@ func appendJob(b []byte, v *jobView) []byte {
 	b = appendOptString(append(b, `,"dead_reason":`...), v.DeadReason)
 	b = append(b, `,"lease":`...)
 	if v.Lease == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendField(b, `{"worker_id":`, v.Lease.WorkerID)
+		if v.Lease.Token != "" { // omitempty
+			b = appendField(b, `,"token":`, v.Lease.Token)
+		}
+		b = appendStamp(append(b, `,"expires_at":`...), &v.Lease.ExpiresAt)
+		b = append(b, '}')
+	}
+	b = append(b, `,"trace":`...)
+	if v.Trace == nil {
 		return append(b, "null}"...)
 	}
-	b = appendField(b, `{"worker_id":`, v.Lease.WorkerID)
-	if v.Lease.Token != "" { // omitempty
-		b = appendField(b, `,"token":`, v.Lease.Token)
+	b = appendField(b, `{"traceparent":`, v.Trace.Parent)
+	if v.Trace.State != "" { // omitempty
+		b = appendField(b, `,"tracestate":`, v.Trace.State)
 	}
-	b = appendStamp(append(b, `,"expires_at":`...), &v.Lease.ExpiresAt)
 	return append(b, "}}"...)
 }
 

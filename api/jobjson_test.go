@@ -25,10 +25,12 @@ func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 			Backoff: store.Backoff{Base: time.Second, Max: time.Hour}, RunAt: now, CreatedAt: now,
 			StartedAt: &started, FinishedAt: &finished, UniqueKey: &key, Tags: []string{"a", "<b>"},
 			Metadata: json.RawMessage(`{"tenant":"t1"}`), LastError: &lastErr, Result: json.RawMessage(`"ok"`),
-			Progress: &progress, CancelRequested: true, Rescues: 2, DeadReason: &reason},
+			Progress: &progress, CancelRequested: true, Rescues: 2, DeadReason: &reason,
+			Trace: &store.Trace{Parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", State: "a=1, b=\"2\""}},
 		"running": {ID: "01a4", Queue: "default", Kind: "k", State: store.StateRunning, Attempt: 1, MaxAttempts: 20,
 			RunAt: now, CreatedAt: now, StartedAt: &started,
-			Lease: &store.Lease{WorkerID: "10.0.0.5:8080/w-3", Token: "abc", ExpiresAt: now.Add(time.Minute)}},
+			Lease: &store.Lease{WorkerID: "10.0.0.5:8080/w-3", Token: "abc", ExpiresAt: now.Add(time.Minute)},
+			Trace: &store.Trace{Parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
 		"invalid utf-8": {ID: "01a5", Queue: "default", Kind: "k\xff\xfe", State: store.StateScheduled, RunAt: now.Add(time.Hour), CreatedAt: now},
 	} {
 		for _, v := range []*jobView{newJobView(j, now), newLeasedJobView(j, now)} {
@@ -69,6 +71,7 @@ func FuzzAppendJob(f *testing.F) {
 			UniqueKey: &text, Tags: []string{text, kind}, LastError: &text}
 		if running {
 			j.State, j.Lease = store.StateRunning, &store.Lease{WorkerID: worker, Token: token, ExpiresAt: now}
+			j.Trace = &store.Trace{Parent: worker, State: text}
 		}
 		for _, v := range []*jobView{newJobView(j, now), newLeasedJobView(j, now)} {
 			want, err := json.Marshal(v)

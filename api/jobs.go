@@ -29,7 +29,7 @@ func (a *API) enqueue(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	spec, err := decodeSpec(body, "", now)
+	spec, err := decodeSpec(body, "", now, traceOf(r))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -75,8 +75,9 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	specs := make([]store.JobSpec, len(req.Jobs))
+	trace := traceOf(r)
 	for i, raw := range req.Jobs {
-		spec, err := decodeSpec(raw, fmt.Sprintf("jobs[%d].", i), now)
+		spec, err := decodeSpec(raw, fmt.Sprintf("jobs[%d].", i), now, trace)
 		if err != nil {
 			a.fail(w, r, err)
 			return

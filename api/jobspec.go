@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tetherq/tether/store"
@@ -24,6 +26,7 @@ type specRequest struct {
 	UniqueKey   *string         `json:"unique_key"`
 	Tags        []string        `json:"tags"`
 	Metadata    json.RawMessage `json:"metadata"`
+	Trace       json.RawMessage `json:"trace"`
 }
 
 type backoffRequest struct {
@@ -31,10 +34,16 @@ type backoffRequest struct {
 	MaxMS  *int64 `json:"max_ms"`
 }
 
+type traceRequest struct {
+	Parent *string `json:"traceparent"`
+	State  *string `json:"tracestate"`
+}
+
 // decodeSpec decodes and validates one job spec; prefix ("jobs[3].") goes
 // before every field an error names. Defaults are left to Normalize, but a
-// delay is turned into run_at = now + delay here.
-func decodeSpec(data []byte, prefix string, now time.Time) (store.JobSpec, error) {
+// delay is turned into run_at = now + delay here. A spec without a trace of
+// its own takes the request's (traceOf), which may be nil.
+func decodeSpec(data []byte, prefix string, now time.Time, header *store.Trace) (store.JobSpec, error) {
 	var req specRequest
 	if err := decodeStrict(data, &req, prefix); err != nil {
 		return store.JobSpec{}, err
@@ -45,10 +54,58 @@ func decodeSpec(data []byte, prefix string, now time.Time) (store.JobSpec, error
 			return store.JobSpec{}, err
 		}
 	}
+	trace := header
+	if len(req.Trace) > 0 && !isNull(req.Trace) {
+		var tr traceRequest
+		if err := decodeStrict(req.Trace, &tr, prefix+"trace."); err != nil {
+			return store.JobSpec{}, err
+		}
+		if err := checkTrace(prefix+"trace.", tr); err != nil {
+			return store.JobSpec{}, err
+		}
+		trace = &store.Trace{Parent: *tr.Parent}
+		setIf(&trace.State, tr.State)
+	}
 	if err := req.check(bo, prefix); err != nil {
 		return store.JobSpec{}, err
 	}
-	return req.spec(bo, now), nil
+	s := req.spec(bo, now)
+	s.Trace = trace
+	return s, nil
+}
+
+// checkTrace validates a spec's trace: 400 naming the field at fault.
+func checkTrace(prefix string, tr traceRequest) error {
+	if err := required(prefix+"traceparent", tr.Parent); err != nil {
+		return err
+	}
+	if (&store.Trace{Parent: *tr.Parent}).Check() != nil {
+		return invalid(prefix+"traceparent", "must be 00-<32 lowercase hex, not all zero>-<16 lowercase hex, not all zero>-<2 hex>")
+	}
+	if tr.State != nil && len(*tr.State) > store.MaxTraceStateLen {
+		return invalid(prefix+"tracestate", "must be at most %d characters", store.MaxTraceStateLen)
+	}
+	return nil
+}
+
+// traceOf is the request's W3C trace context, from its traceparent and
+// tracestate headers; nil when it has none or a malformed one, which W3C
+// tells a receiver to ignore. A tracestate too long to keep is dropped
+// alone.
+func traceOf(r *http.Request) *store.Trace {
+	parents := r.Header.Values("Traceparent")
+	if len(parents) != 1 {
+		return nil
+	}
+	t := &store.Trace{Parent: strings.TrimSpace(parents[0]),
+		State: strings.TrimSpace(strings.Join(r.Header.Values("Tracestate"), ","))}
+	if len(t.State) > store.MaxTraceStateLen {
+		t.State = ""
+	}
+	if t.Check() != nil {
+		return nil
+	}
+	return t
 }
 
 // check validates every field against API.md's value ranges.

@@ -46,14 +46,16 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 	if req.WaitMS != nil {
 		wait = millis(*req.WaitMS)
 	}
+	var ended <-chan struct{} // closed when the worker deregisters
 	if wait > 0 {
-		if !a.polls.acquire(p.WorkerID) {
+		var ok bool
+		if ended, ok = a.polls.acquire(p.WorkerID); !ok {
 			tooMany(w, time.Second, fmt.Sprintf("worker %q already has %d long-polls waiting", p.WorkerID, a.polls.max))
 			return
 		}
 		defer a.polls.release(p.WorkerID)
 		if c := a.credentialOf(r); c != nil {
-			if !a.tokenPolls.acquire(c.key) {
+			if _, ok := a.tokenPolls.acquire(c.key); !ok {
 				tooMany(w, time.Second, fmt.Sprintf("this token already has %d long-polls waiting", a.tokenPolls.max))
 				return
 			}
@@ -61,7 +63,7 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 		}
 		liftDeadlines(w, wait)
 	}
-	jobs, err := a.leaseWait(r.Context(), p, wait)
+	jobs, err := a.leaseWait(r.Context(), p, wait, ended)
 	if err != nil {
 		if r.Context().Err() == nil {
 			a.fail(w, r, err)
@@ -72,13 +74,13 @@ func (a *API) lease(w http.ResponseWriter, r *http.Request) {
 	writeJobs(w, http.StatusOK, jobs, a.now(), newLeasedJobView)
 }
 
-// leaseWait leases until it gets jobs, wait runs out, shutdown begins or
-// ctx ends. It registers its waiter before each attempt, so an enqueue
+// leaseWait leases until it gets jobs, wait runs out, shutdown begins, the
+// worker deregisters (ended) or ctx ends. It registers its waiter before each attempt, so an enqueue
 // landing between an empty attempt and the wait is never missed, and it
 // never polls: between attempts it sleeps until a wake-up for one of its
 // queues. A waiter it leaves without leasing again passes a wake-up it got
 // on, and a full lease wakes one more waiter: the queues may hold more.
-func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.Duration) ([]*store.Job, error) {
+func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.Duration, ended <-chan struct{}) ([]*store.Job, error) {
 	if wait == 0 {
 		p.Now = a.now()
 		return a.store.JobLease(ctx, p)
@@ -105,6 +107,8 @@ func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.
 			err = nil
 		case <-a.cfg.Shutdown:
 			err = nil
+		case <-ended:
+			err = nil
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
@@ -129,22 +133,34 @@ func liftDeadlines(w http.ResponseWriter, wait time.Duration) {
 }
 
 // pollCount counts the long-polls waiting per key (a worker id, a token),
-// up to max each.
+// up to max each, and can end every poll of a key at once.
 type pollCount struct {
 	mu  sync.Mutex
 	max int
 	n   map[string]int
+	// ended is closed to end the polls of a key (a deregistered worker's).
+	ended map[string]chan struct{}
 }
 
-// acquire takes a slot for key, or reports false when all are taken.
-func (c *pollCount) acquire(key string) bool {
+func newPollCount(max int) *pollCount {
+	return &pollCount{max: max, n: map[string]int{}, ended: map[string]chan struct{}{}}
+}
+
+// acquire takes a slot for key and returns the channel that ends its
+// polls, or reports false when all slots are taken.
+func (c *pollCount) acquire(key string) (<-chan struct{}, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n[key] >= c.max {
-		return false
+		return nil, false
 	}
 	c.n[key]++
-	return true
+	ch := c.ended[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		c.ended[key] = ch
+	}
+	return ch, true
 }
 
 func (c *pollCount) release(key string) {
@@ -152,6 +168,17 @@ func (c *pollCount) release(key string) {
 	defer c.mu.Unlock()
 	if c.n[key]--; c.n[key] <= 0 {
 		delete(c.n, key)
+		delete(c.ended, key)
+	}
+}
+
+// end answers every poll of key waiting now; later ones wait as before.
+func (c *pollCount) end(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch := c.ended[key]; ch != nil {
+		close(ch)
+		delete(c.ended, key)
 	}
 }
 

@@ -177,3 +177,39 @@ func TestLeaseInvalid(t *testing.T) {
 		})
 	}
 }
+
+// DELETE /v1/workers/{id} answers the worker's waiting long-polls at once;
+// another worker's poll waits on.
+func TestDeregisterEndsLongPolls(t *testing.T) {
+	t.Parallel()
+	e, sig := setupSignal(t)
+	gone := e.startLease("q") // worker "w"
+	<-sig.empty
+	other := make(chan *response, 1)
+	go func() {
+		other <- e.do("POST", "/v1/lease", `{"worker_id":"w-other","queues":["q"],"wait_ms":30000}`)
+	}()
+	<-sig.empty
+	e.do("DELETE", "/v1/workers/w", nil).want(http.StatusNoContent)
+	if jobs := await(t, gone); len(jobs) != 0 {
+		t.Fatalf("the deregistered worker's poll answered %+v, want no job", jobs)
+	}
+	want := e.enqueue("q", "k")
+	if jobs := await(t, other); len(jobs) != 1 || jobs[0].ID != want.ID {
+		t.Errorf("the other worker's poll answered %+v, want %s", jobs, want.ID)
+	}
+}
+
+func TestHeartbeatTellsTheRhythm(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	var hb struct {
+		HeartbeatIntervalMS int64 `json:"heartbeat_interval_ms"`
+		DeadAfterMS         int64 `json:"dead_after_ms"`
+	}
+	e.do("POST", "/v1/workers/w/heartbeat", `{}`).want(http.StatusOK).into(&hb)
+	if hb.HeartbeatIntervalMS != store.DefaultHeartbeatInterval.Milliseconds() || hb.DeadAfterMS != store.DefaultDeadAfter.Milliseconds() {
+		t.Errorf("heartbeat answered interval %d ms, dead after %d ms; want the server's %v and %v",
+			hb.HeartbeatIntervalMS, hb.DeadAfterMS, store.DefaultHeartbeatInterval, store.DefaultDeadAfter)
+	}
+}

@@ -52,6 +52,7 @@ type jobView struct {
 	Rescues         int             `json:"rescues"`
 	DeadReason      *string         `json:"dead_reason"`
 	Lease           *leaseView      `json:"lease"`
+	Trace           *traceView      `json:"trace"`
 }
 
 // jobDetailView is a job with its attempts, oldest first (GET /v1/jobs/{id}).
@@ -68,6 +69,12 @@ type backoffView struct {
 // leaseView is a running job's lease. Token, the holder's proof, is set
 // only in the answer to the lease that took the delivery: any other reader
 // (another worker's token reads every job) could settle the job with it.
+// traceView is a job's W3C trace context, as the producer gave it.
+type traceView struct {
+	Parent string `json:"traceparent"`
+	State  string `json:"tracestate,omitempty"`
+}
+
 type leaseView struct {
 	WorkerID  string `json:"worker_id"`
 	Token     string `json:"token,omitempty"`
@@ -126,6 +133,9 @@ func newJobView(j *store.Job, now time.Time) *jobView {
 	}
 	if l := j.Lease; l != nil {
 		v.Lease = &leaseView{WorkerID: l.WorkerID, ExpiresAt: stamp(l.ExpiresAt)}
+	}
+	if t := j.Trace; t != nil {
+		v.Trace = &traceView{Parent: t.Parent, State: t.State}
 	}
 	return v
 }

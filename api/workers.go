@@ -64,6 +64,10 @@ func (req *heartbeatRequest) check() error {
 type heartbeatView struct {
 	Cancel []string `json:"cancel"`
 	Lost   []string `json:"lost"`
+	// The rhythm, told on every heartbeat: a worker need not remember its
+	// registration's.
+	HeartbeatIntervalMS int64 `json:"heartbeat_interval_ms"`
+	DeadAfterMS         int64 `json:"dead_after_ms"`
 }
 
 // heartbeat handles POST /v1/workers/{id}/heartbeat: a sign of life (an
@@ -86,13 +90,17 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err, aboutWorker(id))
 		return
 	}
-	writeJSON(w, http.StatusOK, heartbeatView{Cancel: orEmpty(res.Cancel), Lost: orEmpty(res.Lost)})
+	writeJSON(w, http.StatusOK, heartbeatView{Cancel: orEmpty(res.Cancel), Lost: orEmpty(res.Lost),
+		HeartbeatIntervalMS: a.cfg.HeartbeatInterval.Milliseconds(), DeadAfterMS: a.cfg.DeadAfter.Milliseconds()})
 }
 
 // deregisterWorker handles DELETE /v1/workers/{id}: 204 after its running
-// jobs are released, 404 for an unknown worker.
+// jobs are released (or cancelled, when cancellation was requested), 404
+// for an unknown worker. Its long-polls waiting on this node answer
+// {"jobs": []} at once.
 func (a *API) deregisterWorker(w http.ResponseWriter, r *http.Request) {
 	id := pathParam(r, "id")
+	a.polls.end(id)
 	err := a.store.WorkerDeregister(r.Context(), &store.WorkerDeregisterParams{ID: id, Now: a.now()})
 	if err != nil {
 		a.fail(w, r, err, aboutWorker(id))

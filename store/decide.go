@@ -37,12 +37,19 @@ type DecideParams struct {
 	CancelRequested bool
 	Backoff         Backoff
 	RetryIn         *time.Duration // fail's retry_in_ms, release's delay_ms
+	RunAt           time.Time      // the job's run_at: its place in the queue
 	Now             time.Time
 }
 
 // Decide applies the failure-decision table of the API, in its order:
-// release, cancel requested, permanent failure, orphaned, timed out, failed.
-// Every backend calls it (or mirrors it exactly), so they all agree.
+// release (cancelled instead when cancellation was requested), cancel
+// requested, permanent failure, orphaned, timed out, failed. Every backend
+// calls it (or mirrors it exactly), so they all agree.
+//
+// A job that goes back in the queue at once because its handler did not
+// fail (a rescue, a release without a delay) keeps its run_at, so it keeps
+// its place ahead of the jobs enqueued after it; a retry after a failure
+// waits from now.
 func Decide(p DecideParams) Decision {
 	d := Decision{Attempt: p.Attempt, Rescues: p.Rescues, RunAt: p.Now}
 	dead := func(r DeadReason) Decision {
@@ -52,9 +59,13 @@ func Decide(p DecideParams) Decision {
 	switch {
 	case p.Ending == EndRelease:
 		d.Outcome, d.Attempt = OutcomeReleased, p.Attempt-1
-		d.State = StateAvailable
-		if p.RetryIn != nil && *p.RetryIn > 0 {
+		switch {
+		case p.CancelRequested:
+			d.Outcome, d.State = OutcomeCancelled, StateCancelled
+		case p.RetryIn != nil && *p.RetryIn > 0:
 			d.State, d.RunAt = StateScheduled, p.Now.Add(*p.RetryIn)
+		default:
+			d.State, d.RunAt = StateAvailable, keptPlace(p)
 		}
 		return d
 	case p.CancelRequested:
@@ -78,7 +89,7 @@ func Decide(p DecideParams) Decision {
 		if p.Attempt >= p.MaxAttempts {
 			return dead(DeadAttemptsExhausted)
 		}
-		d.State = StateAvailable
+		d.State, d.RunAt = StateAvailable, keptPlace(p)
 		return d
 	case p.Ending == EndTimedOut:
 		d.Outcome = OutcomeTimedOut
@@ -123,6 +134,15 @@ func BackoffDelay(b Backoff, n int) time.Duration {
 // draws it here and passes it to its scripts, whose random numbers repeat
 // from call to call.
 func Jitter() float64 { return rand.Float64()*0.2 - 0.1 }
+
+// keptPlace is the run_at of a job going back in the queue at once without
+// a failure: its own, so that it keeps its place; now when it has none.
+func keptPlace(p DecideParams) time.Time {
+	if p.RunAt.IsZero() {
+		return p.Now
+	}
+	return p.RunAt
+}
 
 // ReapMessage is the error a reaped delivery leaves on the job and its
 // attempt.

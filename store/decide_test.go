@@ -12,6 +12,8 @@ func TestDecide(t *testing.T) {
 	backoff := Backoff{Base: 10 * time.Second, Max: time.Hour}
 	dur := func(d time.Duration) *time.Duration { return &d }
 	const backoffRow = -1 // want: scheduled after BackoffDelay(attempt)
+	const keptRow = -2    // want: the job's own run_at, its place in the queue
+	place := decideNow.Add(-time.Hour)
 	tests := []struct {
 		name string
 		// facts
@@ -29,12 +31,12 @@ func TestDecide(t *testing.T) {
 		delay       time.Duration // run_at − now; backoffRow for a backoff window
 	}{
 		// release / deregister: attempt − 1, available or scheduled after delay_ms
-		{"release", EndRelease, 3, 20, 0, 0, false, nil, StateAvailable, "", OutcomeReleased, 2, 0, 0},
+		{"release", EndRelease, 3, 20, 0, 0, false, nil, StateAvailable, "", OutcomeReleased, 2, 0, keptRow},
 		{"release delay", EndRelease, 3, 20, 0, 0, false, dur(time.Minute), StateScheduled, "", OutcomeReleased, 2, 0, time.Minute},
-		{"release zero delay", EndRelease, 1, 20, 0, 0, false, dur(0), StateAvailable, "", OutcomeReleased, 0, 0, 0},
-		// The release row comes before cancel_requested in the table.
-		{"release cancel requested", EndRelease, 1, 20, 0, 0, true, nil, StateAvailable, "", OutcomeReleased, 0, 0, 0},
-		{"release last attempt", EndRelease, 20, 20, 4, 5, false, nil, StateAvailable, "", OutcomeReleased, 19, 4, 0},
+		{"release zero delay", EndRelease, 1, 20, 0, 0, false, dur(0), StateAvailable, "", OutcomeReleased, 0, 0, keptRow},
+		// Cancel is honoured by release: the job ends cancelled, not back in the queue.
+		{"release cancel requested", EndRelease, 1, 20, 0, 0, true, nil, StateCancelled, "", OutcomeCancelled, 0, 0, 0},
+		{"release last attempt", EndRelease, 20, 20, 4, 5, false, nil, StateAvailable, "", OutcomeReleased, 19, 4, keptRow},
 
 		// any end while cancel_requested: cancelled
 		{"cancel fail", EndFail, 1, 20, 0, 0, true, nil, StateCancelled, "", OutcomeCancelled, 1, 0, 0},
@@ -47,11 +49,11 @@ func TestDecide(t *testing.T) {
 		{"fail permanently ignores retry_in", EndFailPermanent, 1, 20, 0, 0, false, dur(time.Minute), StateDead, DeadFailedPermanently, OutcomeFailed, 1, 0, 0},
 
 		// orphaned: rescues + 1; crash_loop, else attempts_exhausted, else available at once
-		{"orphaned", EndOrphaned, 1, 20, 0, 0, false, nil, StateAvailable, "", OutcomeOrphaned, 1, 1, 0},
-		{"orphaned no backoff", EndOrphaned, 7, 20, 3, 0, false, nil, StateAvailable, "", OutcomeOrphaned, 7, 4, 0},
+		{"orphaned", EndOrphaned, 1, 20, 0, 0, false, nil, StateAvailable, "", OutcomeOrphaned, 1, 1, keptRow},
+		{"orphaned no backoff", EndOrphaned, 7, 20, 3, 0, false, nil, StateAvailable, "", OutcomeOrphaned, 7, 4, keptRow},
 		{"orphaned default max rescues", EndOrphaned, 5, 20, 4, 0, false, nil, StateDead, DeadCrashLoop, OutcomeOrphaned, 5, 5, 0},
 		{"orphaned max rescues", EndOrphaned, 2, 20, 1, 2, false, nil, StateDead, DeadCrashLoop, OutcomeOrphaned, 2, 2, 0},
-		{"orphaned below max rescues", EndOrphaned, 2, 20, 1, 3, false, nil, StateAvailable, "", OutcomeOrphaned, 2, 2, 0},
+		{"orphaned below max rescues", EndOrphaned, 2, 20, 1, 3, false, nil, StateAvailable, "", OutcomeOrphaned, 2, 2, keptRow},
 		{"orphaned crash loop before attempts", EndOrphaned, 20, 20, 4, 5, false, nil, StateDead, DeadCrashLoop, OutcomeOrphaned, 20, 5, 0},
 		{"orphaned attempts exhausted", EndOrphaned, 20, 20, 0, 0, false, nil, StateDead, DeadAttemptsExhausted, OutcomeOrphaned, 20, 1, 0},
 
@@ -71,7 +73,7 @@ func TestDecide(t *testing.T) {
 			d := Decide(DecideParams{
 				Ending: tt.ending, Attempt: tt.attempt, MaxAttempts: tt.maxAttempts,
 				Rescues: tt.rescues, MaxRescues: tt.maxRescues, CancelRequested: tt.cancel,
-				Backoff: backoff, RetryIn: tt.retryIn, Now: decideNow,
+				Backoff: backoff, RetryIn: tt.retryIn, RunAt: place, Now: decideNow,
 			})
 			if d.State != tt.state || d.Outcome != tt.outcome || d.Attempt != tt.wantAttempt || d.Rescues != tt.wantRescues {
 				t.Errorf("Decide = %s/%s attempt %d rescues %d, want %s/%s %d %d",
@@ -87,7 +89,11 @@ func TestDecide(t *testing.T) {
 				return
 			}
 			delay := d.RunAt.Sub(decideNow)
-			if tt.delay == backoffRow {
+			if tt.delay == keptRow {
+				if !d.RunAt.Equal(place) {
+					t.Errorf("run_at = now + %s, want the job's own (now - 1h): it keeps its place", delay)
+				}
+			} else if tt.delay == backoffRow {
 				wantJitter(t, delay, backoff.Base<<(tt.attempt-1))
 			} else if delay != tt.delay {
 				t.Errorf("run_at = now + %s, want now + %s", delay, tt.delay)

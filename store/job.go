@@ -103,6 +103,7 @@ type Job struct {
 	Rescues         int
 	DeadReason      *DeadReason
 	Lease           *Lease // set while running
+	Trace           *Trace // nil: none
 
 	// Attempts is filled by JobGet only, oldest first.
 	Attempts []Attempt
@@ -116,6 +117,13 @@ func (j *Job) StateAt(now time.Time) State {
 		return StateAvailable
 	}
 	return j.State
+}
+
+// Trace is a job's W3C Trace Context, stored as the producer gave it and
+// handed to every worker that runs the job: the server never rewrites it.
+type Trace struct {
+	Parent string // traceparent
+	State  string // tracestate, "" for none
 }
 
 // Outcome is how an attempt ended.
@@ -162,6 +170,7 @@ type JobSpec struct {
 	UniqueKey   *string
 	Tags        []string
 	Metadata    json.RawMessage
+	Trace       *Trace
 }
 
 // Normalize fills the defaults of s in place; now is the run_at of a spec
@@ -194,6 +203,21 @@ func (s *JobSpec) Normalize(now time.Time) {
 	}
 	if len(s.Metadata) == 0 {
 		s.Metadata = json.RawMessage("{}")
+	}
+}
+
+// NewJob is the job that enqueuing the normalized spec s as id at now
+// makes: available, or scheduled when its run_at is later.
+func (s *JobSpec) NewJob(id string, now time.Time) *Job {
+	state := StateAvailable
+	if s.RunAt.After(now) {
+		state = StateScheduled
+	}
+	return &Job{
+		ID: id, Queue: s.Queue, Kind: s.Kind, Payload: s.Payload, Priority: s.Priority,
+		State: state, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Backoff: s.Backoff,
+		RunAt: s.RunAt, CreatedAt: now, UniqueKey: s.UniqueKey, Tags: s.Tags, Metadata: s.Metadata,
+		Trace: s.Trace,
 	}
 }
 

@@ -147,7 +147,8 @@ func (e *env) scene() scene {
 	s.held = e.lease("w-quiet", "images", 1)[0]
 	e.clock.Advance(12 * time.Second) // w-quiet is suspect now
 	s.running = e.lease("w-1", "images", 1)[0]
-	s.available = e.enqueue(store.JobSpec{Kind: "report", Queue: "reports"})[0]
+	s.available = e.enqueue(store.JobSpec{Kind: "report", Queue: "reports",
+		Trace: &store.Trace{Parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})[0]
 	return s
 }
 

@@ -23,6 +23,7 @@ type jobPanel struct {
 	LeaseWorker            string
 	LeaseExpires           instant
 	UniqueKey              string
+	TraceID, TraceParent   string // the W3C trace id, and the whole traceparent
 	Tags                   []string
 	DeadReason             string
 	LastError              string
@@ -65,6 +66,10 @@ func (d *dash) jobPanel(rq *request) (templ.Component, error) {
 		Meta: pretty(j.Metadata), Actions: jobActions(j, st), Back: rq.back}
 	if j.Lease != nil {
 		m.LeaseWorker, m.LeaseExpires = j.Lease.WorkerID, instantAt(j.Lease.ExpiresAt, rq.now)
+	}
+	if t := j.Trace; t != nil && len(t.Parent) >= 35 {
+		m.TraceParent = t.Parent
+		m.TraceID = t.Parent[3:35] // 00-<trace id>-<parent id>-<flags>
 	}
 	if j.UniqueKey != nil {
 		m.UniqueKey = *j.UniqueKey

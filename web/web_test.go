@@ -42,7 +42,7 @@ func TestPages(t *testing.T) {
 		{"/jobs?q=" + s.dead.ID[:30], 200, []string{`data-job-id="` + s.dead.ID + `"`}},
 		{"/jobs/" + s.dead.ID, 200, []string{"template missing: welcome", "Attempts", `action="/jobs/` + s.dead.ID + `/retry"`}},
 		{"/jobs/" + s.rescued.ID, 200, []string{"orphaned", "rescued by", "node-1"}},
-		{"/jobs/" + s.available.ID, 200, []string{"none", "Not leased yet"}},
+		{"/jobs/" + s.available.ID, 200, []string{"none", "Not leased yet", ">4bf92f3577b34da6a3ce929d0e0e4736<"}},
 		{"/jobs/0193f1c2-0000-7000-8000-000000000000", 404, []string{"Not found"}},
 		{"/nope", 404, []string{"Nothing lives at"}},
 	}

@@ -303,20 +303,36 @@ func TestEventStreamOutlivesBodyDeadline(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("/events: %v %v", resp, err)
 	}
-	body := bufio.NewReader(resp.Body)
-	for i := range 2 {
-		post := "POST /v1/jobs HTTP/1.1\r\nHost: " + srv.addr + "\r\nContent-Length: 12\r\n\r\n{\"kind\":\"k\"}"
-		if resp := rawExchange(t, srv.addr, post); resp.StatusCode != http.StatusCreated {
-			t.Fatalf("enqueue: %d", resp.StatusCode)
-		}
+	// The poller takes its first snapshot after the stream subscribes, at
+	// a moment the test cannot see: an enqueue before it is part of the
+	// baseline and changes nothing. So each round enqueues again until a
+	// change event comes, and the stream must carry two.
+	events := make(chan error, 1)
+	go func() {
+		body := bufio.NewReader(resp.Body)
 		for {
 			line, err := body.ReadString('\n')
 			if err != nil {
-				t.Fatalf("the stream ended before change event %d: %v", i+1, err)
+				events <- err
+				return
 			}
 			if line == "event: change\n" {
-				break
+				events <- nil
 			}
+		}
+	}()
+	post := "POST /v1/jobs HTTP/1.1\r\nHost: " + srv.addr + "\r\nContent-Length: 12\r\n\r\n{\"kind\":\"k\"}"
+	for i := 0; i < 2; {
+		if resp := rawExchange(t, srv.addr, post); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("enqueue: %d", resp.StatusCode)
+		}
+		select {
+		case err := <-events:
+			if err != nil {
+				t.Fatalf("the stream ended before change event %d: %v", i+1, err)
+			}
+			i++
+		case <-time.After(3 * time.Second): // three polls: enqueue again
 		}
 	}
 }

@@ -10,7 +10,20 @@ import (
 
 // ending is one delivery to close: the running row as read (and locked),
 // the decision for it, and how its attempt entry reads.
+// endKind is what ended a delivery, kept on the job (ended_by) with the
+// delivery's token.
+type endKind string
+
+const (
+	endByFail       endKind = "fail"
+	endByRelease    endKind = "release"
+	endByRescue     endKind = "rescue"
+	endByReap       endKind = "reap"
+	endByDeregister endKind = "deregister"
+)
+
 type ending struct {
+	by          endKind
 	row         *jobRow
 	d           store.Decision
 	outcome     store.Outcome
@@ -32,6 +45,7 @@ func decide(row *jobRow, e store.Ending, retryIn *time.Duration, maxRescues int,
 		CancelRequested: row.CancelRequested,
 		Backoff:         store.Backoff{Base: millis(row.BackoffBaseMS), Max: millis(row.BackoffMaxMS)},
 		RetryIn:         retryIn,
+		RunAt:           row.RunAt,
 		Now:             now,
 	})
 }
@@ -43,13 +57,13 @@ func decide(row *jobRow, e store.Ending, retryIn *time.Duration, maxRescues int,
 const endSQL = `WITH d AS (
 		SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::timestamptz[],
 			$8::text[], $9::boolean[], $10::text[], $11::int[], $12::text[], $13::text[], $14::timestamptz[],
-			$15::boolean[], $16::text[])
+			$15::boolean[], $16::text[], $17::text[])
 		AS d(id, token, state, attempt, rescues, run_at, dead_reason, finished, error, old_attempt, outcome,
-			recovered_by, last_hb, lost, owner)
+			recovered_by, last_hb, lost, owner, ended_by)
 	), ended AS (
 		UPDATE jobs j SET state = d.state, attempt = d.attempt, rescues = d.rescues, run_at = d.run_at,
 			dead_reason = d.dead_reason, finished_at = CASE WHEN d.finished THEN $1::timestamptz END,
-			last_error = coalesce(d.error, j.last_error), token = NULL, expires_at = NULL
+			last_error = coalesce(d.error, j.last_error), expires_at = NULL, ended_by = d.ended_by
 		FROM d WHERE j.id = ANY($2::uuid[]) AND j.id = d.id AND j.worker_id = d.owner AND j.token = d.token
 			AND j.state = 'running'
 		RETURNING j.*
@@ -72,7 +86,7 @@ func endDeliveries(ctx context.Context, q querier, ends []ending, now time.Time)
 	n := len(ends)
 	var (
 		ids, tokens, states, outcomes = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		owners                        = make([]string, n)
+		owners, by                    = make([]string, n), make([]string, n)
 		attempts, rescues, olds       = make([]int32, n), make([]int32, n), make([]int32, n)
 		runAts                        = make([]time.Time, n)
 		reasons, errs, recoveredBy    = make([]*string, n), make([]*string, n), make([]*string, n)
@@ -81,7 +95,7 @@ func endDeliveries(ctx context.Context, q querier, ends []ending, now time.Time)
 	)
 	for i, e := range ends {
 		ids[i], tokens[i], states[i], outcomes[i] = e.row.ID, deref(e.row.Token), string(e.d.State), string(e.outcome)
-		owners[i] = deref(e.row.WorkerID)
+		owners[i], by[i] = deref(e.row.WorkerID), string(e.by)
 		attempts[i], rescues[i], olds[i] = int32(e.d.Attempt), int32(e.d.Rescues), int32(e.row.Attempt)
 		// A job back in the queue waits from the decision's run_at: its
 		// run_at says when it became leasable again.
@@ -97,7 +111,7 @@ func endDeliveries(ctx context.Context, q querier, ends []ending, now time.Time)
 		finished[i], lost[i] = e.d.State.Finished(), e.lost
 	}
 	rows, err := scanJobs(q.Query(ctx, endSQL, now, ids, tokens, states, attempts, rescues, runAts, reasons,
-		finished, errs, olds, outcomes, recoveredBy, lastHBs, lost, owners))
+		finished, errs, olds, outcomes, recoveredBy, lastHBs, lost, owners, by))
 	if err != nil {
 		return nil, fmt.Errorf("end %d deliveries: %w", n, err)
 	}

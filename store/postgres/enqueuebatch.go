@@ -21,14 +21,14 @@ import (
 // committed or not: Postgres makes a concurrent insert of the same key wait
 // for the first to end, so two producers can never both insert it.
 const insertJobs = `INSERT INTO jobs (id, queue, kind, state, priority, max_attempts, timeout_ms,
-	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, payload, metadata)
+	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, payload, metadata, traceparent, tracestate)
 	SELECT id, queue, kind, state, priority, max_attempts, timeout_ms, backoff_base_ms, backoff_max_ms,
-		run_at, created_at, unique_key, tags::jsonb, payload::jsonb, metadata::jsonb
+		run_at, created_at, unique_key, tags::jsonb, payload::jsonb, metadata::jsonb, traceparent, tracestate
 	FROM unnest($1::timestamptz[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
 		$8::bigint[], $9::bigint[], $10::bigint[], $11::timestamptz[], $12::text[], $13::text[], $14::text[],
-		$15::text[])
+		$15::text[], $16::text[], $17::text[])
 		AS b(created_at, id, queue, kind, state, priority, max_attempts, timeout_ms, backoff_base_ms,
-			backoff_max_ms, run_at, unique_key, tags, payload, metadata)`
+			backoff_max_ms, run_at, unique_key, tags, payload, metadata, traceparent, tracestate)`
 
 const onUniqueConflict = ` ON CONFLICT (queue, unique_key)
 	WHERE unique_key IS NOT NULL AND state IN ('scheduled', 'available', 'running') DO NOTHING RETURNING id`
@@ -58,16 +58,7 @@ func newBatch(specs []store.JobSpec, now time.Time) *batch {
 	for i := range specs {
 		spec := specs[i]
 		spec.Normalize(now)
-		state := store.StateAvailable
-		if spec.RunAt.After(now) {
-			state = store.StateScheduled
-		}
-		b.jobs = append(b.jobs, &store.Job{
-			ID: uuid.Must(uuid.NewV7()).String(), Queue: spec.Queue, Kind: spec.Kind, Payload: spec.Payload,
-			Priority: spec.Priority, State: state, MaxAttempts: spec.MaxAttempts, Timeout: spec.Timeout,
-			Backoff: spec.Backoff, RunAt: spec.RunAt, CreatedAt: now, UniqueKey: spec.UniqueKey,
-			Tags: spec.Tags, Metadata: spec.Metadata,
-		})
+		b.jobs = append(b.jobs, spec.NewJob(uuid.Must(uuid.NewV7()).String(), now))
 	}
 	b.link()
 	return b
@@ -136,6 +127,7 @@ func (b *batch) args(idx []int) []any {
 		created, runAts            = make([]time.Time, n), make([]time.Time, n)
 		keys, payloads             = make([]*string, n), make([]*string, n)
 		tags, metas                = make([]string, n), make([]string, n)
+		traceParents, traceStates  = make([]*string, n), make([]*string, n)
 	)
 	for k, i := range idx {
 		j := b.jobs[i]
@@ -149,9 +141,15 @@ func (b *batch) args(idx []int) []any {
 		}
 		t, _ := json.Marshal(j.Tags)
 		tags[k], metas[k] = string(t), string(j.Metadata)
+		if tr := j.Trace; tr != nil {
+			traceParents[k] = &tr.Parent
+			if tr.State != "" {
+				traceStates[k] = &tr.State
+			}
+		}
 	}
 	return []any{created, ids, queues, kinds, states, prios, maxAtt, timeouts, bases, maxes, runAts, keys, tags,
-		payloads, metas}
+		payloads, metas, traceParents, traceStates}
 }
 
 // insert inserts the batch, and answers each spec whose unique_key an

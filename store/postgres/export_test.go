@@ -102,7 +102,7 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"merged lease by kind", leaseManyQuery(2, true), []any{[]string{"w1", "w1"}, times[:2], queues, n, []int32{n / 2, n}, []string{"k"}}},
 		{"ack", ackSQL, []any{times, ids, strs, nulls}},
 		{"end deliveries", endSQL, []any{now, ids, strs, strs, ints, ints, times, nulls, bools, nulls, ints, strs,
-			nulls, make([]*time.Time, n), bools, strs}},
+			nulls, make([]*time.Time, n), bools, strs, strs}},
 		{"promote", promoteSQL, []any{now, n}},
 		{"reap", lockExpiredSQL, []any{now, n}},
 		{"list orphans", orphansSQL, []any{now, []string{"node-1"}, n}},

@@ -14,7 +14,7 @@ import (
 const jobColumns = `id, queue, kind, state, priority, attempt, max_attempts, rescues, timeout_ms,
 	backoff_base_ms, backoff_max_ms, run_at, created_at, started_at, finished_at, progress, cancel_requested,
 	unique_key, dead_reason, last_error, tags, payload, metadata, result, worker_id, token, expires_at,
-	attempt_id`
+	attempt_id, traceparent, tracestate, ended_by`
 
 type jobRow struct {
 	ID              string
@@ -45,13 +45,19 @@ type jobRow struct {
 	Token           *string
 	ExpiresAt       *time.Time
 	AttemptID       *string
+	TraceParent     *string
+	TraceState      *string
+	// EndedBy is how the delivery of Token ended (endKind), kept with it
+	// so that a repeated fail or release can be told from a stale one.
+	EndedBy *string
 }
 
 func (r *jobRow) dest() []any {
 	return []any{&r.ID, &r.Queue, &r.Kind, &r.State, &r.Priority, &r.Attempt, &r.MaxAttempts, &r.Rescues,
 		&r.TimeoutMS, &r.BackoffBaseMS, &r.BackoffMaxMS, &r.RunAt, &r.CreatedAt, &r.StartedAt, &r.FinishedAt,
 		&r.Progress, &r.CancelRequested, &r.UniqueKey, &r.DeadReason, &r.LastError, &r.Tags, &r.Payload,
-		&r.Metadata, &r.Result, &r.WorkerID, &r.Token, &r.ExpiresAt, &r.AttemptID}
+		&r.Metadata, &r.Result, &r.WorkerID, &r.Token, &r.ExpiresAt, &r.AttemptID, &r.TraceParent, &r.TraceState,
+		&r.EndedBy}
 }
 
 // scanJobs reads every row of rows as a job row.
@@ -109,7 +115,16 @@ func (r *jobRow) job() *store.Job {
 			j.Lease.ExpiresAt = r.ExpiresAt.UTC()
 		}
 	}
+	if r.TraceParent != nil {
+		j.Trace = &store.Trace{Parent: *r.TraceParent, State: deref(r.TraceState)}
+	}
 	return j
+}
+
+// endedBy reports whether the delivery of token ended by kind: a fail or a
+// release repeated under it then answers with the job as it is.
+func (r *jobRow) endedBy(token string, kind endKind) bool {
+	return r.State != string(store.StateRunning) && deref(r.Token) == token && deref(r.EndedBy) == string(kind)
 }
 
 // openAttempt is the attempt a running row holds, as history shows it.

@@ -173,14 +173,15 @@ func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (*store.Job
 			return errs[0]
 		}
 		j = done[0]
-		return nil
+		return nil // ended now, or a repeat of the fail that ended it
 	})
 	return j, err
 }
 
 // failMany ends the deliveries of fails (each under its token) with the
-// failure decisions. It returns the jobs it ended, in order, and one
-// result per fail.
+// failure decisions. It returns one job and one result per fail: the job
+// it ended, or as it is for a fail repeated under the token whose delivery
+// a fail already ended.
 func failMany(ctx context.Context, tx pgx.Tx, fails []store.JobFailParams, now time.Time) ([]*store.Job, []error, error) {
 	errs := make([]error, len(fails))
 	ids := make([]string, 0, len(fails))
@@ -194,12 +195,16 @@ func failMany(ctx context.Context, tx pgx.Tx, fails []store.JobFailParams, now t
 		return nil, nil, err
 	}
 	var ends []ending
+	var ended []int // the fail of each ending
+	jobs := make([]*store.Job, len(fails))
 	seen := map[string]bool{}
 	for i, f := range fails {
 		row, ok := rows[f.ID]
 		switch {
 		case !ok:
 			errs[i] = store.ErrNotFound
+		case !seen[f.ID] && row.endedBy(f.Token, endByFail):
+			jobs[i] = row.job()
 		case seen[f.ID] || row.State != string(store.StateRunning) || deref(row.Token) != f.Token:
 			errs[i] = store.ErrLeaseLost
 		default:
@@ -210,11 +215,18 @@ func failMany(ctx context.Context, tx pgx.Tx, fails []store.JobFailParams, now t
 			}
 			d := decide(row, kind, f.RetryIn, 0, now)
 			msg := f.Error
-			ends = append(ends, ending{row: row, d: d, outcome: d.Outcome, err: &msg})
+			ends = append(ends, ending{by: endByFail, row: row, d: d, outcome: d.Outcome, err: &msg})
+			ended = append(ended, i)
 		}
 	}
 	done, err := endDeliveries(ctx, tx, ends, now)
-	return done, errs, err
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, i := range ended {
+		jobs[i] = done[k]
+	}
+	return jobs, errs, nil
 }
 
 // JobExtend pushes a running job's expiry and records progress; it counts
@@ -262,11 +274,15 @@ func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*sto
 		if !ok {
 			return store.ErrNotFound
 		}
+		if row.endedBy(p.Token, endByRelease) {
+			j = row.job() // a repeat of the release that ended this delivery
+			return nil
+		}
 		if row.State != string(store.StateRunning) || deref(row.Token) != p.Token {
 			return store.ErrLeaseLost
 		}
 		d := decide(row, store.EndRelease, &p.Delay, 0, now)
-		done, err := endDeliveries(ctx, tx, []ending{{row: row, d: d, outcome: d.Outcome}}, now)
+		done, err := endDeliveries(ctx, tx, []ending{{by: endByRelease, row: row, d: d, outcome: d.Outcome}}, now)
 		if err != nil {
 			return err
 		}

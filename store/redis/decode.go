@@ -39,6 +39,8 @@ const (
 	fExpires    = "ex"
 	fAttemptID  = "ai"
 	fPayload    = "pl"
+	fTraceP     = "tp"
+	fTraceS     = "ts"
 )
 
 // decodeJob reads a job as lib_job.lua's reply gives it: {id, field/value
@@ -104,6 +106,9 @@ func decodeJob(v any) (*store.Job, map[string]string, error) {
 	}
 	if j.State == store.StateRunning {
 		j.Lease = &store.Lease{WorkerID: f[fWorker], Token: f[fToken], ExpiresAt: msTime(f[fExpires])}
+	}
+	if tp, ok := f[fTraceP]; ok {
+		j.Trace = &store.Trace{Parent: tp, State: f[fTraceS]}
 	}
 	return j, f, nil
 }

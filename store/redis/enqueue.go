@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -17,7 +16,7 @@ import (
 const inlinePayload = 48
 
 // enqueueFields is how many arguments enqueue.lua reads per job.
-const enqueueFields = 13
+const enqueueFields = 15
 
 // JobEnqueue inserts the jobs with one script: all or none, in order.
 func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*store.JobEnqueueResult, error) {
@@ -47,7 +46,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 		args = append(args, ids[i], sp.Queue, sp.Kind, sp.Priority, unixMS(sp.RunAt), sp.MaxAttempts,
 			sp.Timeout.Milliseconds(), sp.Backoff.Base.Milliseconds(), sp.Backoff.Max.Milliseconds(),
 			uniqueArg(sp.UniqueKey), orNone(string(tags), "[]"), orNone(string(sp.Metadata), "{}"),
-			payloadArg(sp.Payload))
+			payloadArg(sp.Payload), traceArg(sp.Trace, false), traceArg(sp.Trace, true))
 	}
 	if len(keys) > 1 { // AlsoKeys go after the jobs, where enqueue.lua reads them
 		for _, k := range keys[1:] {
@@ -72,7 +71,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 	res := &store.JobEnqueueResult{Jobs: make([]*store.Job, len(specs)), Existing: make([]bool, len(specs))}
 	for i, r := range results {
 		if _, isNew := r.(int64); isNew {
-			res.Jobs[i] = newJob(ids[i], &specs[i], now)
+			res.Jobs[i] = specs[i].NewJob(ids[i], now)
 			continue
 		}
 		if res.Jobs[i], _, err = decodeJob(r); err != nil {
@@ -81,19 +80,6 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 		res.Existing[i] = true
 	}
 	return res, nil
-}
-
-// newJob is the job enqueue.lua created from a normalized spec.
-func newJob(id string, sp *store.JobSpec, now time.Time) *store.Job {
-	state := store.StateAvailable
-	if sp.RunAt.After(now) {
-		state = store.StateScheduled
-	}
-	return &store.Job{
-		ID: id, Queue: sp.Queue, Kind: sp.Kind, Payload: sp.Payload, Priority: sp.Priority,
-		State: state, MaxAttempts: sp.MaxAttempts, Timeout: sp.Timeout, Backoff: sp.Backoff,
-		RunAt: sp.RunAt, CreatedAt: now, UniqueKey: sp.UniqueKey, Tags: sp.Tags, Metadata: sp.Metadata,
-	}
 }
 
 // payloadArg tells a script where a payload goes: "" none, "i" + value in
@@ -124,4 +110,17 @@ func orNone(v, def string) string {
 		return ""
 	}
 	return v
+}
+
+// traceArg is a trace's traceparent (or, with state, its tracestate) as
+// enqueue.lua reads it: ” for none.
+func traceArg(t *store.Trace, state bool) string {
+	switch {
+	case t == nil:
+		return ""
+	case state:
+		return t.State
+	default:
+		return t.Parent
+	}
 }

@@ -8,8 +8,21 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
+// endKind is what ended a delivery, kept on the job (ended_by) with the
+// delivery's token.
+type endKind string
+
+const (
+	endByFail       endKind = "fail"
+	endByRelease    endKind = "release"
+	endByRescue     endKind = "rescue"
+	endByReap       endKind = "reap"
+	endByDeregister endKind = "deregister"
+)
+
 // attemptEnd is how a delivery closes, as its history entry records it.
 type attemptEnd struct {
+	by              endKind
 	outcome         store.Outcome
 	at              int64
 	err             *string
@@ -30,6 +43,7 @@ func decide(row *jobRow, e store.Ending, retryIn *time.Duration, maxRescues int,
 		CancelRequested: row.CancelRequested,
 		Backoff:         store.Backoff{Base: millis(row.BackoffBaseMS), Max: millis(row.BackoffMaxMS)},
 		RetryIn:         retryIn,
+		RunAt:           fromMS(row.RunAt),
 		Now:             now,
 	})
 }
@@ -37,8 +51,8 @@ func decide(row *jobRow, e store.Ending, retryIn *time.Duration, maxRescues int,
 // endDelivery closes a running job's delivery with decision d and writes
 // the attempt to history.
 func endDelivery(ctx context.Context, tx *txn, row *jobRow, d store.Decision, end attemptEnd) (*store.Job, error) {
-	// A job back in the queue waits from now: its run_at says when it
-	// became leasable again, as it does after a retry.
+	// A job back in the queue goes where the decision puts it: its own
+	// place after a rescue or a release, later after a failure.
 	runAt := row.RunAt
 	if !d.State.Finished() {
 		runAt = toMS(d.RunAt)
@@ -52,9 +66,9 @@ func endDelivery(ctx context.Context, tx *txn, row *jobRow, d store.Decision, en
 	}
 	var next jobRow
 	err := tx.GetContext(ctx, &next, `UPDATE jobs SET state = ?, attempt = ?, rescues = ?, run_at = ?,
-		dead_reason = ?, finished_at = ?, last_error = coalesce(?, last_error), token = NULL, expires_at = NULL
+		dead_reason = ?, finished_at = ?, last_error = coalesce(?, last_error), expires_at = NULL, ended_by = ?
 		WHERE id = ? RETURNING `+jobColumns,
-		d.State, d.Attempt, d.Rescues, runAt, reason, finished, nullStr(end.err), row.ID)
+		d.State, d.Attempt, d.Rescues, runAt, reason, finished, nullStr(end.err), string(end.by), row.ID)
 	if err != nil {
 		return nil, fmt.Errorf("end delivery of %s: %w", row.ID, err)
 	}

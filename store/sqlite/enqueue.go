@@ -15,8 +15,8 @@ import (
 )
 
 const insertJob = `INSERT INTO jobs (id, queue, kind, payload, priority, state, max_attempts, timeout_ms,
-	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, metadata)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, metadata, traceparent, tracestate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // JobEnqueue inserts the jobs in one transaction.
 func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*store.JobEnqueueResult, error) {
@@ -121,14 +121,25 @@ func enqueueOne(ctx context.Context, tx *txn, ins *sqlx.Stmt, spec *store.JobSpe
 	_, err = ins.ExecContext(ctx, id.String(), spec.Queue, spec.Kind, nullRaw(spec.Payload), spec.Priority,
 		state, spec.MaxAttempts, spec.Timeout.Milliseconds(), spec.Backoff.Base.Milliseconds(),
 		spec.Backoff.Max.Milliseconds(), toMS(spec.RunAt), toMS(now), nullStr(spec.UniqueKey), string(tags),
-		string(spec.Metadata))
+		string(spec.Metadata), traceParent(spec.Trace), traceState(spec.Trace))
 	if err != nil {
 		return nil, false, err
 	}
 	tx.moved(spec.Queue, "", state, 1)
-	return &store.Job{
-		ID: id.String(), Queue: spec.Queue, Kind: spec.Kind, Payload: spec.Payload, Priority: spec.Priority,
-		State: state, MaxAttempts: spec.MaxAttempts, Timeout: spec.Timeout, Backoff: spec.Backoff,
-		RunAt: spec.RunAt, CreatedAt: now, UniqueKey: spec.UniqueKey, Tags: spec.Tags, Metadata: spec.Metadata,
-	}, false, nil
+	return spec.NewJob(id.String(), now), false, nil
+}
+
+// traceParent and traceState are a trace's columns, NULL for none.
+func traceParent(t *store.Trace) any {
+	if t == nil {
+		return nil
+	}
+	return t.Parent
+}
+
+func traceState(t *store.Trace) any {
+	if t == nil || t.State == "" {
+		return nil
+	}
+	return t.State
 }

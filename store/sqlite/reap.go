@@ -27,7 +27,7 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 		for i := range rows {
 			d := decide(&rows[i], store.EndTimedOut, nil, 0, now)
 			msg := store.ReapMessage
-			j, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg, lost: true})
+			j, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{by: endByReap, outcome: d.Outcome, at: toMS(now), err: &msg, lost: true})
 			if err != nil {
 				return false, err
 			}

@@ -66,7 +66,7 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 			d := decide(&row, store.EndOrphaned, nil, p.MaxRescues, now)
 			node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
 			msg := store.RescueMessage(o.WorkerID, p.NodeID)
-			j, err := endDelivery(ctx, tx, &row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg,
+			j, err := endDelivery(ctx, tx, &row, d, attemptEnd{by: endByRescue, outcome: d.Outcome, at: toMS(now), err: &msg,
 				recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
 			if err != nil {
 				return false, err

@@ -12,7 +12,7 @@ import (
 const jobColumns = `id, queue, kind, payload, priority, state, attempt, max_attempts, timeout_ms,
 	backoff_base_ms, backoff_max_ms, run_at, created_at, started_at, finished_at, unique_key, tags,
 	metadata, last_error, result, progress, cancel_requested, rescues, dead_reason, worker_id, token,
-	expires_at, attempt_id`
+	expires_at, attempt_id, traceparent, tracestate, ended_by`
 
 type jobRow struct {
 	ID              string         `db:"id"`
@@ -43,6 +43,11 @@ type jobRow struct {
 	Token           sql.NullString `db:"token"`
 	ExpiresAt       sql.NullInt64  `db:"expires_at"`
 	AttemptID       sql.NullString `db:"attempt_id"`
+	TraceParent     sql.NullString `db:"traceparent"`
+	TraceState      sql.NullString `db:"tracestate"`
+	// EndedBy is how the delivery of Token ended (endKind), kept with it
+	// so that a repeated fail or release can be told from a stale one.
+	EndedBy sql.NullString `db:"ended_by"`
 }
 
 func (r *jobRow) job() *store.Job {
@@ -82,7 +87,17 @@ func (r *jobRow) job() *store.Job {
 	if j.State == store.StateRunning {
 		j.Lease = &store.Lease{WorkerID: r.WorkerID.String, Token: r.Token.String, ExpiresAt: fromMS(r.ExpiresAt.Int64)}
 	}
+	if r.TraceParent.Valid {
+		j.Trace = &store.Trace{Parent: r.TraceParent.String, State: r.TraceState.String}
+	}
 	return j
+}
+
+// endedBy reports whether the delivery of token ended by kind: a fail or a
+// release repeated under it then answers with the job as it is.
+func (r *jobRow) endedBy(token string, kind endKind) bool {
+	return r.State != string(store.StateRunning) && r.Token.Valid && r.Token.String == token &&
+		r.EndedBy.String == string(kind)
 }
 
 // openAttempt is the attempt a running row holds, as history shows it.

@@ -67,6 +67,9 @@ func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (*store.Job
 
 func fail(ctx context.Context, tx *txn, p *store.JobFailParams, now time.Time) (*store.Job, error) {
 	row, err := heldRow(ctx, tx, p.ID, p.Token)
+	if errors.Is(err, store.ErrLeaseLost) && row.endedBy(p.Token, endByFail) {
+		return row.job(), nil // a repeat of the fail that ended this delivery
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +79,7 @@ func fail(ctx context.Context, tx *txn, p *store.JobFailParams, now time.Time) (
 	}
 	d := decide(row, ending, p.RetryIn, 0, now)
 	msg := p.Error
-	return endDelivery(ctx, tx, row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg})
+	return endDelivery(ctx, tx, row, d, attemptEnd{by: endByFail, outcome: d.Outcome, at: toMS(now), err: &msg})
 }
 
 // JobExtend pushes a running job's expiry and records progress.
@@ -113,11 +116,15 @@ func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*sto
 	var j *store.Job
 	err := s.tx(ctx, func(tx *txn) (bool, error) {
 		row, err := heldRow(ctx, tx, p.ID, p.Token)
+		if errors.Is(err, store.ErrLeaseLost) && row.endedBy(p.Token, endByRelease) {
+			j = row.job() // a repeat of the release that ended this delivery
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
 		d := decide(row, store.EndRelease, &p.Delay, 0, now)
-		j, err = endDelivery(ctx, tx, row, d, attemptEnd{outcome: d.Outcome, at: toMS(now)})
+		j, err = endDelivery(ctx, tx, row, d, attemptEnd{by: endByRelease, outcome: d.Outcome, at: toMS(now)})
 		return err == nil && j.State == store.StateAvailable, err
 	})
 	return j, err
@@ -170,14 +177,14 @@ func isItemErr(err error) bool {
 }
 
 // heldRow returns the job if token is its current lease; otherwise
-// ErrNotFound or ErrLeaseLost.
+// ErrNotFound, or ErrLeaseLost with the job as it is.
 func heldRow(ctx context.Context, tx *txn, id, token string) (*jobRow, error) {
 	row, err := getRow(ctx, tx, id)
 	if err != nil {
 		return nil, err
 	}
 	if row.State != string(store.StateRunning) || !row.Token.Valid || row.Token.String != token {
-		return nil, store.ErrLeaseLost
+		return row, store.ErrLeaseLost
 	}
 	return row, nil
 }

@@ -92,7 +92,7 @@ func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterP
 		}
 		for i := range rows {
 			d := decide(&rows[i], store.EndRelease, nil, 0, now)
-			if _, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{outcome: d.Outcome, at: toMS(now)}); err != nil {
+			if _, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{by: endByDeregister, outcome: d.Outcome, at: toMS(now)}); err != nil {
 				return false, err
 			}
 		}

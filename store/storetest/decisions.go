@@ -91,7 +91,13 @@ func init() {
 					wantBackoff(t, got, h.now(), row.runAtOffset)
 				}
 			case store.StateAvailable:
-				wantTime(t, "run_at", got.RunAt, h.now())
+				// A rescue or a release keeps the job's place in the
+				// queue; a failure retried at once waits from now.
+				want := h.now()
+				if row.outcome == store.OutcomeOrphaned || row.outcome == store.OutcomeReleased {
+					want = j.RunAt
+				}
+				wantTime(t, "run_at", got.RunAt, want)
 			case store.StateCancelled:
 				wantTimePtr(t, "finished_at", got.FinishedAt, h.now())
 			}

@@ -85,7 +85,7 @@ func testRecoverRecover(t *testing.T, h *harness) {
 	// Back at once, the attempt still counted, the rescue recorded.
 	for _, r := range []*store.Job{got[0], h.get(j.ID)} {
 		wantState(t, r, store.StateAvailable, 1, 1)
-		wantTime(t, "run_at", r.RunAt, h.now())
+		wantTime(t, "run_at (its place, kept)", r.RunAt, j.RunAt)
 		if r.DeadReason != nil || r.FinishedAt != nil {
 			t.Errorf("recovered job has dead_reason %v finished_at %v", deref(r.DeadReason), deref(r.FinishedAt))
 		}

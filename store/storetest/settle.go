@@ -186,7 +186,7 @@ func testSettleRelease(t *testing.T, h *harness) {
 	got := h.release(j, 0)
 	for _, r := range []*store.Job{got, h.get(j.ID)} {
 		wantState(t, r, store.StateAvailable, 0, 0)
-		wantTime(t, "run_at", r.RunAt, h.now())
+		wantTime(t, "run_at (its place, kept)", r.RunAt, j.RunAt)
 	}
 	wantOutcome(t, h.get(j.ID), store.OutcomeReleased, h.now())
 	again := h.leaseOne("w-2")

@@ -19,9 +19,9 @@
 //
 // Where the spec leaves room, the suite pins one reading:
 //
-//   - A decision to make a job available sets its run_at to the end's Now
-//     (store.Decide's RunAt), for a release, a rescue or a fail with
-//     retry_in 0 alike.
+//   - A job back in the queue at once after a rescue or a release keeps its
+//     run_at (its place); after a fail with retry_in 0 its run_at is the
+//     end's Now (store.Decide's RunAt).
 //   - Recovery is a compare-and-set on (id, owner, token, running), not on
 //     liveness: an owner's heartbeat between the listing and the recovery
 //     does not save the job; the worker learns of it in lost.
@@ -92,6 +92,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Wakeup", wakeupTests},
 		{"Prune", pruneTests},
 		{"Bounds", boundTests},
+		{"Protocol", protocolTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -7,7 +7,7 @@ if not redis.call('ZSCORE', P .. 'workers', w) then return {'nf', 0} end
 for _, id in ipairs(redis.call('SMEMBERS', wjkey(w))) do
   local j = load(id)
   if j and j.s == 'running' and j.w == w then
-    end_delivery(id, j, decide(j, 'release', nil, 0, num(now), 0), now, nil)
+    end_delivery(id, j, decide(j, 'release', nil, 0, num(now), 0), now, 'deregister', nil)
   end
 end
 redis.call('DEL', wkey(w), wjkey(w), wlkey(w))

@@ -16,8 +16,10 @@ local function backoff(base, max, n, jitter)
   return d + jitter * d
 end
 
--- decide mirrors store.Decide row by row: release, cancel requested,
--- permanent failure, orphaned, timed out, failed. retry_in is nil or ms
+-- decide mirrors store.Decide row by row: release (cancelled instead when
+-- cancellation was requested), cancel requested, permanent failure,
+-- orphaned, timed out, failed. A rescue, or a release without a delay,
+-- keeps the job's run_at: its place in the queue. retry_in is nil or ms
 -- (fail's retry_in, release's delay); max_rescues is resolved by the caller.
 local function decide(j, ending, retry_in, max_rescues, now, jitter)
   local d = {attempt = num(j.a), rescues = num(j.rc), run_at = now}
@@ -26,9 +28,13 @@ local function decide(j, ending, retry_in, max_rescues, now, jitter)
     return d
   end
   if ending == 'release' then
-    d.outcome, d.attempt, d.state = 'released', num(j.a) - 1, 'available'
-    if retry_in and retry_in > 0 then
+    d.outcome, d.attempt = 'released', num(j.a) - 1
+    if j.cr == '1' then
+      d.outcome, d.state = 'cancelled', 'cancelled'
+    elseif retry_in and retry_in > 0 then
       d.state, d.run_at = 'scheduled', now + retry_in
+    else
+      d.state, d.run_at = 'available', num(j.ra)
     end
     return d
   end
@@ -45,7 +51,7 @@ local function decide(j, ending, retry_in, max_rescues, now, jitter)
     d.outcome, d.rescues = 'orphaned', d.rescues + 1
     if d.rescues >= max_rescues then return dead('crash_loop') end
     if d.attempt >= num(j.ma) then return dead('attempts_exhausted') end
-    d.state = 'available'
+    d.state, d.run_at = 'available', num(j.ra)
     return d
   end
   if ending == 'timeout' then
@@ -75,10 +81,13 @@ end
 -- TPFIELD is the throughput counter of an attempt's outcome.
 local TPFIELD = {failed = 'f', timed_out = 'f', orphaned = 'r'}
 
--- end_delivery closes a running job's delivery with decision d. extra may
--- carry err (the attempt's error and the job's last_error), rb and lh
--- (recovered_by, last heartbeat), and lost (report the job to its owner).
-local function end_delivery(id, j, d, now, extra)
+-- end_delivery closes a running job's delivery with decision d. by names
+-- what ended it (fail, release, rescue, reap, deregister), kept in 'eb'
+-- with the delivery's token so that a repeated fail or release can be told
+-- from a stale one. extra may carry err (the attempt's error and the job's
+-- last_error), rb and lh (recovered_by, last heartbeat), and lost (report
+-- the job to its owner).
+local function end_delivery(id, j, d, now, by, extra)
   local owner = j.w
   close_attempt(id, j, now, d.outcome, extra)
   -- Throughput: closed attempts per minute (insights.go), kept past
@@ -89,7 +98,7 @@ local function end_delivery(id, j, d, now, extra)
     if redis.call('HINCRBY', tp, tf, 1) == 1 then redis.call('EXPIRE', tp, 90000) end
   end
   local ch = {s = d.state, a = fmt(d.attempt), rc = fmt(d.rescues), dr = d.reason or false,
-    t = false, ex = false, w = false, ai = false}
+    ex = false, w = false, ai = false, eb = by}
   if FINISHED[d.state] then
     ch.fa = now
   else
@@ -101,15 +110,22 @@ local function end_delivery(id, j, d, now, extra)
   if d.state == 'available' then wake(j.q) end
 end
 
+-- repeated tells whether token's delivery of j ended by `by` already: a
+-- fail or release repeated under it is answered with the job as it is.
+local function repeated(j, token, by)
+  return j.s ~= 'running' and j.t == token and j.eb == by
+end
+
 -- do_fail ends a running job's delivery as failed under its token and
 -- applies the decisions: 'ok', 'lost' or 'nf', and the job.
 local function do_fail(id, token, now, err, noretry, retry_in, jitter)
   local j = load(id)
   if not j then return 'nf' end
+  if repeated(j, token, 'fail') then return 'ok', j end
   if j.s ~= 'running' or j.t ~= token then return 'lost' end
   local ending = 'fail'
   if noretry == '1' then ending = 'failperm' end
   local d = decide(j, ending, retry_in, 0, num(now), jitter)
-  end_delivery(id, j, d, now, {err = err})
+  end_delivery(id, j, d, now, 'fail', {err = err})
   return 'ok', j
 end

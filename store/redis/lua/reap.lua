@@ -5,5 +5,5 @@ local id, now = ARGV[2], ARGV[3]
 local j = load(id)
 if not j or j.s ~= 'running' or num(j.ex) > num(now) then return {'skip', 0} end
 local d = decide(j, 'timeout', nil, 0, num(now), tonumber(ARGV[4]))
-end_delivery(id, j, d, now, {err = ARGV[5], lost = true})
+end_delivery(id, j, d, now, 'reap', {err = ARGV[5], lost = true})
 return {'ok', wakes(), reply(id, j)}

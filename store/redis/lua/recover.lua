@@ -12,7 +12,7 @@ local d = decide(j, 'orphan', nil, tonumber(ARGV[7]), num(now), 0)
 local lh = ARGV[8]
 if lh == '' then lh = nil end
 local attempt, started = j.a, j.sa or ''
-end_delivery(id, j, d, now, {err = ARGV[9], rb = node, lh = lh, lost = true})
+end_delivery(id, j, d, now, 'rescue', {err = ARGV[9], rb = node, lh = lh, lost = true})
 redis.call('HINCRBY', P .. 'stats', 'rescues', 1)
 -- The index of recent rescues (insights.go), by time, capped.
 if d.outcome == 'orphaned' then
