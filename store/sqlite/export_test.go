@@ -36,6 +36,13 @@ func HotPathsForTest(now time.Time) []HotPath {
 	}
 }
 
+// SetWriteHookForTest has every write transaction tell f how long it held
+// the writer. Set it before any write.
+func (s *Store) SetWriteHookForTest(f func(held time.Duration)) { s.w.held = f }
+
+// WriteChunk is the most jobs one maintenance transaction changes.
+const WriteChunk = writeChunk
+
 // PlanForTest returns SQLite's query plan for query, one step a line.
 func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) string {
 	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)

@@ -46,42 +46,62 @@ func orphansQuery(p *store.JobListOrphansParams) (string, []any) {
 
 // JobRecover rescues each orphan with a compare-and-set on (id, owner,
 // token, running): inside the write transaction the read and the write of
-// one job cannot interleave with another recoverer's.
+// one job cannot interleave with another recoverer's. The orphans go
+// writeChunk to a transaction, so a bulk rescue lets the live workers'
+// writes through between chunks.
 func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*store.Job, error) {
+	var won []*store.Job
+	for rest := p.Orphans; len(rest) > 0; {
+		chunk := rest[:min(writeChunk, len(rest))]
+		rest = rest[len(chunk):]
+		var jobs []*store.Job
+		err := s.tx(ctx, func(tx *txn) (bool, error) {
+			var wake bool
+			var err error
+			jobs, wake, err = recoverChunk(ctx, tx, chunk, p)
+			return wake, err
+		})
+		if err != nil {
+			return won, err
+		}
+		won = append(won, jobs...)
+	}
+	return won, nil
+}
+
+// recoverChunk rescues the orphans it can in tx and reports whether one
+// became available.
+func recoverChunk(ctx context.Context, tx *txn, orphans []store.Orphan, p *store.JobRecoverParams) ([]*store.Job, bool, error) {
 	now := store.Trunc(p.Now)
 	var won []*store.Job
-	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		won = nil
-		wake := false
-		for _, o := range p.Orphans {
-			var row jobRow
-			err := tx.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs
-				WHERE id = ? AND worker_id = ? AND token = ? AND state = 'running'`, o.JobID, o.WorkerID, o.Token)
-			if err != nil {
-				if isNoRows(err) {
-					continue // another recoverer won, or the job moved on
-				}
-				return false, fmt.Errorf("recover %s: %w", o.JobID, err)
+	wake := false
+	for _, o := range orphans {
+		var row jobRow
+		err := tx.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs
+			WHERE id = ? AND worker_id = ? AND token = ? AND state = 'running'`, o.JobID, o.WorkerID, o.Token)
+		if err != nil {
+			if isNoRows(err) {
+				continue // another recoverer won, or the job moved on
 			}
-			d := decide(&row, store.EndOrphaned, nil, p.MaxRescues, now)
-			node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
-			msg := store.RescueMessage(o.WorkerID, p.NodeID)
-			j, err := endDelivery(ctx, tx, &row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg,
-				recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
-			if err != nil {
-				return false, err
-			}
-			won = append(won, j)
-			wake = wake || j.State == store.StateAvailable
+			return nil, false, fmt.Errorf("recover %s: %w", o.JobID, err)
 		}
-		if len(won) > 0 {
-			if err := addCounter(ctx, tx, "rescues_total", len(won)); err != nil {
-				return false, err
-			}
+		d := decide(&row, store.EndOrphaned, nil, p.MaxRescues, now)
+		node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
+		msg := store.RescueMessage(o.WorkerID, p.NodeID)
+		j, err := endDelivery(ctx, tx, &row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg,
+			recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
+		if err != nil {
+			return nil, false, err
 		}
-		return wake, nil
-	})
-	return won, err
+		won = append(won, j)
+		wake = wake || j.State == store.StateAvailable
+	}
+	if len(won) > 0 {
+		if err := addCounter(ctx, tx, "rescues_total", len(won)); err != nil {
+			return nil, false, err
+		}
+	}
+	return won, wake, nil
 }
 
 func addCounter(ctx context.Context, tx *txn, name string, n int) error {

@@ -198,7 +198,7 @@ func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error))
 	// so they run to the end instead.
 	ctx = context.WithoutCancel(ctx)
 	s.w.mu.Lock()
-	defer s.w.mu.Unlock()
+	defer s.w.unlock(time.Now())
 	// IMMEDIATE takes the write lock at BEGIN: a deferred transaction that
 	// reads and then writes can fail with SQLITE_BUSY, without retry, when
 	// another process holds the lock; at BEGIN busy_timeout applies.

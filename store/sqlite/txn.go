@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -19,6 +20,18 @@ type writer struct {
 	mu    sync.Mutex // one transaction at a time
 	conn  *sqlx.Conn
 	stmts map[string]*sqlx.Stmt // prepared on conn, by query text
+	// held, if set, is told how long each transaction held the writer,
+	// before the next one takes it (tests and benchmarks).
+	held func(time.Duration)
+}
+
+// unlock lets the next transaction have the writer, which this one took at
+// since.
+func (w *writer) unlock(since time.Time) {
+	if w.held != nil {
+		w.held(time.Since(since))
+	}
+	w.mu.Unlock()
 }
 
 // maxCached bounds the statement cache: queries built from variable-length
