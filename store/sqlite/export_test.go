@@ -40,6 +40,17 @@ func HotPathsForTest(now time.Time) []HotPath {
 // the writer. Set it before any write.
 func (s *Store) SetWriteHookForTest(f func(held time.Duration)) { s.w.held = f }
 
+// SetCheckpointHookForTest has every checkpoint tell f the WAL's frames
+// and how many it copied. Set it before any write.
+func (s *Store) SetCheckpointHookForTest(f func(frames, copied int, err error)) { s.ckpt.after = f }
+
+// WriterPragmaForTest reads a pragma on the writer's connection.
+func (s *Store) WriterPragmaForTest(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.w.conn.QueryRowxContext(ctx, "PRAGMA "+name).Scan(&v)
+	return v, err
+}
+
 // WriteChunk is the most jobs one maintenance transaction changes.
 const WriteChunk = writeChunk
 
