@@ -26,10 +26,9 @@ const orphansSQL = `SELECT j.id::text, w.id, j.token, w.last_heartbeat_at
 // turn into a join over every running job); the outer sort then only
 // orders each worker's few jobs (an incremental sort) and the listing stops
 // after Limit jobs: O(workers + Limit), however many jobs are running or
-// orphaned. A job whose owner never
-// registered cannot exist here: a lease registers its worker in the same
-// statement, and a deregister releases the worker's jobs in the same
-// transaction.
+// orphaned. A job whose owner never registered cannot exist here: a lease
+// registers its worker in the same statement, and a deregister releases
+// the worker's jobs in the same transaction.
 func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParams) ([]store.Orphan, error) {
 	live := p.LiveIDs
 	if live == nil {
