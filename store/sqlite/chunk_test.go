@@ -106,7 +106,7 @@ func specs(n int, spec store.JobSpec, now time.Time) []store.JobSpec {
 	return out
 }
 
-func enqueued(t *testing.T, s *sqlite.Store, n int, spec store.JobSpec, now time.Time) {
+func enqueued(t testing.TB, s *sqlite.Store, n int, spec store.JobSpec, now time.Time) {
 	t.Helper()
 	if _, err := s.JobEnqueue(t.Context(), &store.JobEnqueueParams{Jobs: specs(n, spec, now), Now: now}); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func enqueued(t *testing.T, s *sqlite.Store, n int, spec store.JobSpec, now time
 }
 
 // leased enqueues n jobs of spec and leases them all as worker w.
-func leased(t *testing.T, s *sqlite.Store, n int, spec store.JobSpec, now time.Time) []*store.Job {
+func leased(t testing.TB, s *sqlite.Store, n int, spec store.JobSpec, now time.Time) []*store.Job {
 	t.Helper()
 	enqueued(t, s, n, spec, now)
 	jobs, err := s.JobLease(t.Context(), &store.JobLeaseParams{WorkerID: "w", Queues: []string{store.DefaultQueue}, Max: n, Now: now})
@@ -124,7 +124,7 @@ func leased(t *testing.T, s *sqlite.Store, n int, spec store.JobSpec, now time.T
 	return jobs
 }
 
-func acked(t *testing.T, s *sqlite.Store, jobs []*store.Job, now time.Time) {
+func acked(t testing.TB, s *sqlite.Store, jobs []*store.Job, now time.Time) {
 	t.Helper()
 	p := &store.JobSettleParams{Now: now}
 	for _, j := range jobs {
