@@ -29,6 +29,7 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"promote", promoteSQL, []any{at, 10}, "jobs_scheduled"},
 		{"reap", expiredSQL, []any{at, 10}, "jobs_running_expiry"},
 		{"orphans", orphans, orphanArgs, "jobs_running_worker"},
+		{"orphan rows", orphanRowsQuery(2), []any{"a", "b"}, "sqlite_autoindex_jobs_1"},
 		{"prune jobs", pruneJobsSQL, []any{at, 10, at, 10}, "jobs_finished"},
 		{"prune keys", pruneKeysSQL, []any{at, 10}, "idempotency_keys_expiry"},
 		{"prune workers", pruneWorkersSQL, []any{at, 10}, "workers_heartbeat"},

@@ -69,26 +69,49 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 	return won, nil
 }
 
+// orphanColumns are what a rescue reads of a job: its compare-and-set
+// (state, owner, token), the failure decision's inputs and the open
+// attempt's, not the payload and the rest of the row, which the update
+// returns after the decision anyway.
+const orphanColumns = `id, queue, state, attempt, max_attempts, rescues, cancel_requested, backoff_base_ms,
+	backoff_max_ms, run_at, started_at, worker_id, token, attempt_id`
+
+// orphanRowsQuery reads the rows of n orphans by id.
+func orphanRowsQuery(n int) string {
+	return `SELECT ` + orphanColumns + ` FROM jobs WHERE id IN (` + marks(n) + `)`
+}
+
 // recoverChunk rescues the orphans it can in tx and reports whether one
-// became available.
+// became available. It reads the chunk's rows in one statement; inside the
+// write transaction nothing else writes, so the compare-and-set on (id,
+// owner, token, running) is checked on what it read.
 func recoverChunk(ctx context.Context, tx *txn, orphans []store.Orphan, p *store.JobRecoverParams) ([]*store.Job, bool, error) {
 	now := store.Trunc(p.Now)
+	ids := make([]any, len(orphans))
+	for i, o := range orphans {
+		ids[i] = o.JobID
+	}
+	var rows []jobRow
+	if err := tx.SelectContext(ctx, &rows, orphanRowsQuery(len(ids)), ids...); err != nil {
+		return nil, false, fmt.Errorf("read %d orphans: %w", len(orphans), err)
+	}
+	byID := make(map[string]*jobRow, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = &rows[i]
+	}
 	var won []*store.Job
 	wake := false
 	for _, o := range orphans {
-		var row jobRow
-		err := tx.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs
-			WHERE id = ? AND worker_id = ? AND token = ? AND state = 'running'`, o.JobID, o.WorkerID, o.Token)
-		if err != nil {
-			if isNoRows(err) {
-				continue // another recoverer won, or the job moved on
-			}
-			return nil, false, fmt.Errorf("recover %s: %w", o.JobID, err)
+		row := byID[o.JobID]
+		if row == nil || row.State != string(store.StateRunning) || !row.WorkerID.Valid || row.WorkerID.String != o.WorkerID ||
+			!row.Token.Valid || row.Token.String != o.Token {
+			continue // another recoverer won, or the job moved on
 		}
-		d := decide(&row, store.EndOrphaned, nil, p.MaxRescues, now)
+		delete(byID, o.JobID) // an orphan listed twice is rescued once
+		d := decide(row, store.EndOrphaned, nil, p.MaxRescues, now)
 		node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
 		msg := store.RescueMessage(o.WorkerID, p.NodeID)
-		j, err := endDelivery(ctx, tx, &row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg,
+		j, err := endDelivery(ctx, tx, row, d, attemptEnd{outcome: d.Outcome, at: toMS(now), err: &msg,
 			recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
 		if err != nil {
 			return nil, false, err
