@@ -30,10 +30,19 @@ const WakeupPollInterval = 500 * time.Millisecond
 type Wakeups struct {
 	mu     sync.Mutex
 	queues map[string]*list.List // of *Waiter, longest-waiting first
+	timers map[string]*timedSignal
+}
+
+// timedSignal is a SignalAfter waiting to fire.
+type timedSignal struct {
+	at    time.Time
+	timer *time.Timer
 }
 
 // NewWakeups returns a hub with no waiters.
-func NewWakeups() *Wakeups { return &Wakeups{queues: map[string]*list.List{}} }
+func NewWakeups() *Wakeups {
+	return &Wakeups{queues: map[string]*list.List{}, timers: map[string]*timedSignal{}}
+}
 
 // Waiter is one long-poll's registration: C closes when jobs may have
 // become leasable in one of its queues. Whoever takes a Waiter must either
@@ -80,6 +89,35 @@ func (w *Wakeups) Signal(queue string, n int) {
 			return
 		}
 	}
+}
+
+// SignalAfter wakes the longest-waiting waiter of queue after d: a rate
+// limit that held a job back lets one through only then, and no
+// transition of the store will say so. The lease that was throttled knows
+// when (store.Gate.WakeAt); on a shared store every replica whose leasers
+// wait made such a lease, so each sets its own timer. Timers of a queue
+// coalesce: the earliest stands. A woken leaser whose lease comes back
+// full relays, and one throttled again sets the next timer.
+func (w *Wakeups) SignalAfter(queue string, d time.Duration) {
+	at := time.Now().Add(d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ts := w.timers[queue]; ts != nil {
+		if !ts.at.After(at) {
+			return
+		}
+		ts.timer.Stop()
+	}
+	ts := &timedSignal{at: at}
+	ts.timer = time.AfterFunc(d, func() {
+		w.mu.Lock()
+		if w.timers[queue] == ts {
+			delete(w.timers, queue)
+		}
+		w.mu.Unlock()
+		w.Signal(queue, 1)
+	})
+	w.timers[queue] = ts
 }
 
 // SignalAll wakes every waiter: the shared stores' fallback while their

@@ -2,6 +2,7 @@ package store
 
 import (
 	"testing"
+	"time"
 )
 
 func isClosed(w *Waiter) bool {
@@ -92,5 +93,36 @@ func TestParseWakeupMessage(t *testing.T) {
 		if q != tt.queue || n != tt.n {
 			t.Errorf("ParseWakeupMessage(%q) = %q, %d; want %q, %d", tt.msg, q, n, tt.queue, tt.n)
 		}
+	}
+}
+
+// TestWakeupsSignalAfter: a timed signal wakes one waiter of its queue
+// when it fires; a later one for the same queue gives way to an earlier
+// one pending, and an earlier one replaces a later one.
+func TestWakeupsSignalAfter(t *testing.T) {
+	w := NewWakeups()
+	a := w.Wait([]string{"q"})
+	b := w.Wait([]string{"q"})
+	w.SignalAfter("q", time.Hour)
+	w.SignalAfter("q", time.Millisecond) // replaces the hour
+	woken(t, a)                          // the test waits on the signal, not a sleep
+	w.SignalAfter("q", time.Millisecond)
+	w.SignalAfter("q", time.Hour) // an earlier one is pending: kept
+	woken(t, b)
+	w.mu.Lock()
+	pending := len(w.timers)
+	w.mu.Unlock()
+	if pending != 0 {
+		t.Errorf("%d timers pending after they fired, want 0", pending)
+	}
+}
+
+// woken waits for wt's wake-up; 10 s only bounds a failure.
+func woken(t *testing.T, wt *Waiter) {
+	t.Helper()
+	select {
+	case <-wt.C():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not woken within 10s")
 	}
 }
