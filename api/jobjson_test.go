@@ -26,7 +26,8 @@ func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 			StartedAt: &started, FinishedAt: &finished, UniqueKey: &key, Tags: []string{"a", "<b>"},
 			Metadata: json.RawMessage(`{"tenant":"t1"}`), LastError: &lastErr, Result: json.RawMessage(`"ok"`),
 			Progress: &progress, CancelRequested: true, Rescues: 2, DeadReason: &reason,
-			Trace: &store.Trace{Parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", State: "a=1, b=\"2\""}},
+			Trace:          &store.Trace{Parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", State: "a=1, b=\"2\""},
+			ConcurrencyKey: &lastErr},
 		"running": {ID: "01a4", Queue: "default", Kind: "k", State: store.StateRunning, Attempt: 1, MaxAttempts: 20,
 			RunAt: now, CreatedAt: now, StartedAt: &started,
 			Lease: &store.Lease{WorkerID: "10.0.0.5:8080/w-3", Token: "abc", ExpiresAt: now.Add(time.Minute)},
@@ -68,7 +69,7 @@ func FuzzAppendJob(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind, queue, text, worker, token string, running bool) {
 		now := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 		j := &store.Job{ID: text, Queue: queue, Kind: kind, State: store.StateAvailable, RunAt: now, CreatedAt: now,
-			UniqueKey: &text, Tags: []string{text, kind}, LastError: &text}
+			UniqueKey: &text, Tags: []string{text, kind}, LastError: &text, ConcurrencyKey: &queue}
 		if running {
 			j.State, j.Lease = store.StateRunning, &store.Lease{WorkerID: worker, Token: token, ExpiresAt: now}
 			j.Trace = &store.Trace{Parent: worker, State: text}

@@ -27,6 +27,8 @@ type specRequest struct {
 	Tags        []string        `json:"tags"`
 	Metadata    json.RawMessage `json:"metadata"`
 	Trace       json.RawMessage `json:"trace"`
+	// ConcurrencyKey counts the job toward its queue's per-key limits.
+	ConcurrencyKey *string `json:"concurrency_key"`
 }
 
 type backoffRequest struct {
@@ -133,6 +135,9 @@ func (req *specRequest) check(bo backoffRequest, p string) error {
 		checkOptional(req.UniqueKey, func(v string) error { return checkLen(p+"unique_key", v, 1, maxKeyLen) }),
 		checkTags(p+"tags", req.Tags),
 		checkObject(p+"metadata", req.Metadata),
+		checkOptional(req.ConcurrencyKey, func(v string) error {
+			return checkLen(p+"concurrency_key", v, 1, store.MaxConcurrencyKeyLen)
+		}),
 	)
 }
 
@@ -140,7 +145,7 @@ func (req *specRequest) check(bo backoffRequest, p string) error {
 func (req *specRequest) spec(bo backoffRequest, now time.Time) store.JobSpec {
 	s := store.JobSpec{
 		Kind: *req.Kind, Payload: req.Payload, UniqueKey: req.UniqueKey,
-		Tags: req.Tags, Metadata: req.Metadata,
+		Tags: req.Tags, Metadata: req.Metadata, ConcurrencyKey: req.ConcurrencyKey,
 	}
 	if isNull(s.Payload) {
 		s.Payload = nil

@@ -72,3 +72,41 @@ func TestTraceContext(t *testing.T) {
 		t.Errorf("trace null: %+v, want none", got)
 	}
 }
+
+// A job's concurrency_key is kept as given and read back on get, list and
+// lease; a key out of range is a 400 naming the field, and nothing is
+// enqueued.
+func TestConcurrencyKey(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	type keyed struct {
+		Key *string `json:"concurrency_key"`
+	}
+	key := strings.Repeat("é", 255)
+	var j keyed
+	res := e.do("POST", "/v1/jobs", fmt.Sprintf(`{"kind":"k","queue":"c","concurrency_key":%q}`, key)).want(http.StatusCreated)
+	res.into(&j)
+	id := res.job().ID
+	if j.Key == nil || *j.Key != key {
+		t.Fatalf("enqueued: concurrency_key %v", j.Key)
+	}
+	e.do("GET", "/v1/jobs/"+id, nil).want(http.StatusOK).into(&j)
+	if j.Key == nil || *j.Key != key {
+		t.Errorf("GET: concurrency_key %v", j.Key)
+	}
+	var leased struct{ Jobs []keyed }
+	e.do("POST", "/v1/lease", `{"worker_id":"w","queues":["c"]}`).want(http.StatusOK).into(&leased)
+	if len(leased.Jobs) != 1 || leased.Jobs[0].Key == nil || *leased.Jobs[0].Key != key {
+		t.Errorf("lease: %+v", leased.Jobs)
+	}
+	e.do("POST", "/v1/jobs", `{"kind":"k","queue":"c","concurrency_key":""}`).field("concurrency_key")
+	e.do("POST", "/v1/jobs", fmt.Sprintf(`{"kind":"k","queue":"c","concurrency_key":%q}`, strings.Repeat("x", 256))).field("concurrency_key")
+	e.do("POST", "/v1/jobs", `{"kind":"k","queue":"c","concurrency_key":7}`).field("concurrency_key")
+	e.do("POST", "/v1/jobs/batch", `{"jobs":[{"kind":"k","queue":"c"},{"kind":"k","queue":"c","concurrency_key":""}]}`).
+		field("jobs[1].concurrency_key")
+	var list struct{ Jobs []keyed }
+	e.do("GET", "/v1/jobs?queue=c", nil).want(http.StatusOK).into(&list)
+	if len(list.Jobs) != 1 {
+		t.Errorf("%d jobs in queue c after the refused ones, want 1", len(list.Jobs))
+	}
+}

@@ -53,6 +53,7 @@ type jobView struct {
 	DeadReason      *string         `json:"dead_reason"`
 	Lease           *leaseView      `json:"lease"`
 	Trace           *traceView      `json:"trace"`
+	ConcurrencyKey  *string         `json:"concurrency_key"`
 }
 
 // jobDetailView is a job with its attempts, oldest first (GET /v1/jobs/{id}).
@@ -119,7 +120,7 @@ func newJobView(j *store.Job, now time.Time) *jobView {
 		StartedAt: stampOf(j.StartedAt), FinishedAt: stampOf(j.FinishedAt),
 		UniqueKey: j.UniqueKey, Tags: j.Tags, Metadata: j.Metadata,
 		LastError: j.LastError, Result: orNull(j.Result), Progress: j.Progress,
-		CancelRequested: j.CancelRequested, Rescues: j.Rescues,
+		CancelRequested: j.CancelRequested, Rescues: j.Rescues, ConcurrencyKey: j.ConcurrencyKey,
 	}
 	if v.Tags == nil {
 		v.Tags = []string{}

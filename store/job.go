@@ -104,6 +104,8 @@ type Job struct {
 	DeadReason      *DeadReason
 	Lease           *Lease // set while running
 	Trace           *Trace // nil: none
+	// ConcurrencyKey groups jobs for the queue's per-key limits; nil: none.
+	ConcurrencyKey *string
 
 	// Attempts is filled by JobGet only, oldest first.
 	Attempts []Attempt
@@ -171,6 +173,9 @@ type JobSpec struct {
 	Tags        []string
 	Metadata    json.RawMessage
 	Trace       *Trace
+	// ConcurrencyKey counts the job toward its queue's key_concurrency
+	// and key_rate limits (see Limits); nil: the queue's limits only.
+	ConcurrencyKey *string
 }
 
 // Normalize fills the defaults of s in place; now is the run_at of a spec
@@ -217,7 +222,7 @@ func (s *JobSpec) NewJob(id string, now time.Time) *Job {
 		ID: id, Queue: s.Queue, Kind: s.Kind, Payload: s.Payload, Priority: s.Priority,
 		State: state, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Backoff: s.Backoff,
 		RunAt: s.RunAt, CreatedAt: now, UniqueKey: s.UniqueKey, Tags: s.Tags, Metadata: s.Metadata,
-		Trace: s.Trace,
+		Trace: s.Trace, ConcurrencyKey: s.ConcurrencyKey,
 	}
 }
 

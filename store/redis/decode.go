@@ -41,6 +41,7 @@ const (
 	fPayload    = "pl"
 	fTraceP     = "tp"
 	fTraceS     = "ts"
+	fConcKey    = "ck"
 )
 
 // decodeJob reads a job as lib_job.lua's reply gives it: {id, field/value
@@ -81,6 +82,8 @@ func decodeJob(v any) (*store.Job, map[string]string, error) {
 		LastError:   optStr(f, fLastError),
 		Result:      optRaw(f, fResult),
 		Rescues:     atoi(f[fRescues]),
+		// concurrency_key is 1..255 characters: "" is none.
+		ConcurrencyKey: optStr(f, fConcKey),
 	}
 	if p, ok := a[2].(string); ok {
 		j.Payload = json.RawMessage(p)

@@ -16,7 +16,7 @@ import (
 const inlinePayload = 48
 
 // enqueueFields is how many arguments enqueue.lua reads per job.
-const enqueueFields = 15
+const enqueueFields = 16
 
 // JobEnqueue inserts the jobs with one script: all or none, in order.
 func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*store.JobEnqueueResult, error) {
@@ -46,7 +46,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 		args = append(args, ids[i], sp.Queue, sp.Kind, sp.Priority, unixMS(sp.RunAt), sp.MaxAttempts,
 			sp.Timeout.Milliseconds(), sp.Backoff.Base.Milliseconds(), sp.Backoff.Max.Milliseconds(),
 			uniqueArg(sp.UniqueKey), orNone(string(tags), "[]"), orNone(string(sp.Metadata), "{}"),
-			payloadArg(sp.Payload), traceArg(sp.Trace, false), traceArg(sp.Trace, true))
+			payloadArg(sp.Payload), traceArg(sp.Trace, false), traceArg(sp.Trace, true), keyArg(sp.ConcurrencyKey))
 	}
 	if len(keys) > 1 { // AlsoKeys go after the jobs, where enqueue.lua reads them
 		for _, k := range keys[1:] {
@@ -123,4 +123,13 @@ func traceArg(t *store.Trace, state bool) string {
 	default:
 		return t.Parent
 	}
+}
+
+// keyArg is a concurrency key as enqueue.lua reads it: "" for none (a key
+// has at least one character).
+func keyArg(k *string) string {
+	if k == nil {
+		return ""
+	}
+	return *k
 }

@@ -15,8 +15,8 @@ import (
 )
 
 const insertJob = `INSERT INTO jobs (id, queue, kind, payload, priority, state, max_attempts, timeout_ms,
-	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, metadata, traceparent, tracestate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, metadata, traceparent, tracestate,
+	concurrency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // JobEnqueue inserts the jobs in one transaction.
 func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*store.JobEnqueueResult, error) {
@@ -121,7 +121,7 @@ func enqueueOne(ctx context.Context, tx *txn, ins *sqlx.Stmt, spec *store.JobSpe
 	_, err = ins.ExecContext(ctx, id.String(), spec.Queue, spec.Kind, nullRaw(spec.Payload), spec.Priority,
 		state, spec.MaxAttempts, spec.Timeout.Milliseconds(), spec.Backoff.Base.Milliseconds(),
 		spec.Backoff.Max.Milliseconds(), toMS(spec.RunAt), toMS(now), nullStr(spec.UniqueKey), string(tags),
-		string(spec.Metadata), traceParent(spec.Trace), traceState(spec.Trace))
+		string(spec.Metadata), traceParent(spec.Trace), traceState(spec.Trace), nullStr(spec.ConcurrencyKey))
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,7 +1,7 @@
 -- lib: base job
 -- enqueue inserts a batch of jobs, in order, under optional idempotency
 -- keys. ARGV: prefix, now, idempotency key ('' none), request hash, key TTL
--- in ms, count, then per job the 15 fields read below, then the request's
+-- in ms, count, then per job the 16 fields read below, then the request's
 -- further keys (store.JobEnqueueParams.AlsoKeys, distinct). The first key
 -- with a live record answers. Replies {'conflict'}, {'replay', 0, job or
 -- {id}} or {'ok', wakes(), results}, one result per job: 0 for a new job, the
@@ -11,7 +11,7 @@ local n = tonumber(ARGV[6])
 local idems = {}
 if ikey ~= '' then
   idems[1] = P .. 'idem:' .. ikey
-  for i = 7 + n * 15, #ARGV do idems[#idems + 1] = P .. 'idem:' .. ARGV[i] end
+  for i = 7 + n * 16, #ARGV do idems[#idems + 1] = P .. 'idem:' .. ARGV[i] end
 end
 for _, idem in ipairs(idems) do
   local rec = redis.call('HMGET', idem, 'h', 'j', 'e')
@@ -26,7 +26,7 @@ end
 local out, queues = {}, {}
 local first
 for i = 0, n - 1 do
-  local b = 6 + i * 15
+  local b = 6 + i * 16
   local id, q, uk = ARGV[b + 1], ARGV[b + 2], ARGV[b + 10]
   local hasuk = uk ~= ''
   uk = string.sub(uk, 2)
@@ -47,6 +47,7 @@ for i = 0, n - 1 do
     if ARGV[b + 12] ~= '' then h[#h + 1], h[#h + 2] = 'md', ARGV[b + 12] end
     if ARGV[b + 14] ~= '' then h[#h + 1], h[#h + 2] = 'tp', ARGV[b + 14] end
     if ARGV[b + 15] ~= '' then h[#h + 1], h[#h + 2] = 'ts', ARGV[b + 15] end
+    if ARGV[b + 16] ~= '' then h[#h + 1], h[#h + 2] = 'ck', ARGV[b + 16] end
     local pl = ARGV[b + 13]
     local mode = string.sub(pl, 1, 1)
     if mode == 'i' then
