@@ -6,25 +6,28 @@ import "time"
 // held across every replica sharing the store. A nil field is no limit.
 // Limits gate leasing only: enqueue never fails because of them, and a job
 // held back stays available with its attempt unchanged.
+//
+// Backends keep it as its JSON encoding (the tags below); Postgres's
+// trigger reads the keys concurrency and key_concurrency in it.
 type Limits struct {
 	// Concurrency bounds the queue's running jobs.
-	Concurrency *int
+	Concurrency *int `json:"concurrency,omitempty"`
 	// Rate bounds the queue's lease starts.
-	Rate *Rate
+	Rate *Rate `json:"rate,omitempty"`
 	// KeyConcurrency bounds the running jobs of each concurrency key of
 	// the queue; jobs without a key count toward the queue's limits only.
-	KeyConcurrency *int
+	KeyConcurrency *int `json:"key_concurrency,omitempty"`
 	// KeyRate bounds the lease starts of each concurrency key.
-	KeyRate *Rate
+	KeyRate *Rate `json:"key_rate,omitempty"`
 }
 
 // Rate is at most Limit lease starts per Period, plus Burst: a GCRA over
 // lease starts on the store's clock (see Rate.Take). Every lease of a job
 // counts, re-leases included.
 type Rate struct {
-	Limit  int
-	Period time.Duration
-	Burst  int
+	Limit  int           `json:"limit"`
+	Period time.Duration `json:"period"`
+	Burst  int           `json:"burst"`
 }
 
 // Ranges of limits and of a job's concurrency key, as the API states them.

@@ -11,6 +11,11 @@ type Queue struct {
 	Retrying int64
 	// OldestAvailableAt is the run_at of the oldest available job, if any.
 	OldestAvailableAt *time.Time
+	// Limits are the queue's flow control; nil: none.
+	Limits *Limits
+	// Throttled counts the leases each limit held back a job of the queue
+	// from, since its limits were first set; absent reasons are 0.
+	Throttled map[ThrottleReason]int64
 }
 
 // Stats are totals across queues.
@@ -38,4 +43,16 @@ func QueueNamed(queues []*Queue, name string, paused bool) *Queue {
 		}
 	}
 	return &Queue{Name: name, Paused: paused, Counts: ZeroCounts()}
+}
+
+// QueueLimited picks name out of queues after its limits were set to
+// limits (nil: cleared): a queue without jobs, pause or limits is not
+// listed, so it is returned empty.
+func QueueLimited(queues []*Queue, name string, limits *Limits) *Queue {
+	for _, q := range queues {
+		if q.Name == name {
+			return q
+		}
+	}
+	return &Queue{Name: name, Counts: ZeroCounts(), Limits: limits}
 }

@@ -113,8 +113,14 @@ type Store interface {
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 
-	// QueueList returns every queue that has jobs or was paused, by name.
+	// QueueList returns every queue that has jobs, was paused or has
+	// limits, by name.
 	QueueList(ctx context.Context, p *QueueListParams) ([]*Queue, error)
+	// QueueSetLimits sets a queue's flow-control limits, creating it if
+	// needed, or clears them (Limits nil or None). Every lease after it,
+	// on any replica, holds to them; jobs running then count toward them,
+	// and raising or clearing them wakes the queue's waiting leasers.
+	QueueSetLimits(ctx context.Context, p *QueueSetLimitsParams) (*Queue, error)
 	// QueueSetPaused pauses or resumes a queue, creating it if needed.
 	QueueSetPaused(ctx context.Context, p *QueueSetPausedParams) (*Queue, error)
 
@@ -327,6 +333,12 @@ type NodeStopParams struct {
 
 type QueueListParams struct {
 	Now time.Time
+}
+
+type QueueSetLimitsParams struct {
+	Name   string
+	Limits *Limits // nil: none
+	Now    time.Time
 }
 
 type QueueSetPausedParams struct {

@@ -55,7 +55,7 @@ func ackMany(ctx context.Context, tx *txn, acks []store.JobAckParams, now int64)
 		}
 		for _, r := range rows {
 			done[r.ID] = true
-			tx.moved(r.Queue, store.StateRunning, store.StateSucceeded, 1)
+			tx.ended(r.Queue, store.StateSucceeded, 1)
 		}
 		tx.closed(store.OutcomeSucceeded, now, int64(len(rows)))
 	}

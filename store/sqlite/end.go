@@ -75,7 +75,7 @@ func endDelivery(ctx context.Context, tx *txn, row *jobRow, d store.Decision, en
 	if err := insertAttempt(ctx, tx, row, end); err != nil {
 		return nil, err
 	}
-	tx.moved(row.Queue, store.State(row.State), d.State, 1)
+	tx.ended(row.Queue, d.State, 1)
 	return next.job(), nil
 }
 

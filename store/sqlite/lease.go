@@ -13,12 +13,15 @@ import (
 // JobLease claims up to Max jobs with one UPDATE … RETURNING. The candidate
 // subquery reads the queues' slices of their partial index in lease order,
 // merged, and stops after Max rows in all, so a lease costs O(Max +
-// queues), not O(backlog) nor O(Max × queues).
+// queues), not O(backlog) nor O(Max × queues). A lease naming a queue with
+// limits takes leaseLimited's path instead; others keep this one at no
+// extra cost, since the writer knows every queue's limits.
 func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store.Job, error) {
 	now := toMS(store.Trunc(p.Now))
 	var jobs []*store.Job
+	var gated map[string]*admitted // limited leases only
 	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		jobs = nil
+		jobs, gated = nil, nil
 		if err := touchWorker(ctx, tx, p.WorkerID, now); err != nil {
 			return false, err
 		}
@@ -26,10 +29,17 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 		if len(queues) == 0 || p.Max <= 0 {
 			return false, nil
 		}
-		query, args := leaseQuery(queues, p.Kinds, p.Max)
 		var rows []jobRow
-		if err := tx.SelectContext(ctx, &rows, query, append([]any{p.WorkerID, now, now}, args...)...); err != nil {
-			return false, fmt.Errorf("lease from %v: %w", queues, err)
+		if slices.ContainsFunc(queues, func(q string) bool { return tx.w.limits[q] != nil }) {
+			var err error
+			if rows, gated, err = s.leaseLimited(ctx, tx, p, queues); err != nil {
+				return false, err
+			}
+		} else {
+			query, args := leaseQuery(queues, p.Kinds, p.Max)
+			if err := tx.SelectContext(ctx, &rows, query, append([]any{p.WorkerID, now, now}, args...)...); err != nil {
+				return false, fmt.Errorf("lease from %v: %w", queues, err)
+			}
 		}
 		for i := range rows {
 			tx.moved(rows[i].Queue, store.StateAvailable, store.StateRunning, 1)
@@ -40,6 +50,7 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 	if err != nil {
 		return nil, err
 	}
+	s.wakeLater(gated, p.Now)
 	// RETURNING gives no order; hand jobs out in lease order.
 	slices.SortFunc(jobs, func(a, b *store.Job) int {
 		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))

@@ -45,6 +45,9 @@ func (s *Store) QueueList(ctx context.Context, _ *store.QueueListParams) ([]*sto
 	for _, name := range paused {
 		get(name).Paused = true
 	}
+	if err := s.queueLimits(ctx, get); err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(byName))
 	for name := range byName {
 		names = append(names, name)

@@ -37,7 +37,7 @@ func ack(ctx context.Context, tx *txn, p *store.JobAckParams, now int64) (*store
 	if err := insertAttempt(ctx, tx, &row, attemptEnd{outcome: store.OutcomeSucceeded, at: now}); err != nil {
 		return nil, err
 	}
-	tx.moved(row.Queue, store.StateRunning, store.StateSucceeded, 1)
+	tx.ended(row.Queue, store.StateSucceeded, 1)
 	return row.job(), nil
 }
 

@@ -120,6 +120,11 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s for writing: %w", path, err)
 	}
 	w := newWriter(conn)
+	if err := w.loadLimits(ctx); err != nil {
+		w.close()
+		db.Close()
+		return nil, err
+	}
 	cdb, err := sql.Open(driverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		w.close()
@@ -235,6 +240,7 @@ func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error))
 		return fmt.Errorf("commit: %w", err)
 	}
 	s.ckpt.committed()
+	tx.committed(s.wake)
 	if wake {
 		tx.signal(s.wake)
 	}

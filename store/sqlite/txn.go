@@ -29,6 +29,8 @@ type writer struct {
 	// held, if set, is told how long each transaction held the writer,
 	// before the next one takes it (tests and benchmarks).
 	held func(time.Duration)
+	// limits are the queues' limits as committed (see loadLimits).
+	limits map[string]*store.Limits
 }
 
 func newWriter(conn *sqlx.Conn) *writer {
@@ -77,6 +79,11 @@ type txn struct {
 	ends map[endKey]int64
 	// resumed are the queues it resumed: every waiter of theirs is woken.
 	resumed []string
+	// freed counts the slots it freed per queue whose limits count them.
+	freed map[string]int
+	// limitsSet are the limits it wrote, for the writer's map once
+	// committed (nil: cleared).
+	limitsSet map[string]*store.Limits
 }
 
 type countKey struct {
@@ -124,6 +131,45 @@ func (t *txn) moved(queue string, from, to store.State, n int64) {
 	}
 	if to != "" {
 		t.counts[countKey{queue, to}] += n
+	}
+}
+
+// ended records that n deliveries of queue ended, their jobs going to
+// state to. It is where every ending path (ack, settle, fail, release,
+// timeout, rescue, deregister) meets: it counts the move and frees the
+// jobs' slots, which wake as many waiting leasers after the commit when
+// the queue's limits count slots.
+func (t *txn) ended(queue string, to store.State, n int64) {
+	t.moved(queue, store.StateRunning, to, n)
+	if !t.w.limits[queue].Slots() {
+		return
+	}
+	if t.freed == nil {
+		t.freed = map[string]int{}
+	}
+	t.freed[queue] += int(n)
+}
+
+// setLimits records that queue's limits are now l (nil: none).
+func (t *txn) setLimits(queue string, l *store.Limits) {
+	if t.limitsSet == nil {
+		t.limitsSet = map[string]*store.Limits{}
+	}
+	t.limitsSet[queue] = l
+}
+
+// committed hands the limits the transaction set to the writer's map and
+// wakes a waiting leaser per slot freed.
+func (t *txn) committed(w *store.Wakeups) {
+	for q, l := range t.limitsSet {
+		if l == nil {
+			delete(t.w.limits, q)
+		} else {
+			t.w.limits[q] = l
+		}
+	}
+	for q, n := range t.freed {
+		w.Signal(q, n)
 	}
 }
 
