@@ -36,6 +36,13 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 	if err := ctx.Err(); err != nil {
 		return nil, err // a merged lease runs on a context of its own
 	}
+	limited, err := s.anyLimited(ctx, queues)
+	if err != nil {
+		return nil, err
+	}
+	if limited {
+		return s.leaseLimited(ctx, p, queues, now)
+	}
 	c := &leaseCall{ctx: ctx, worker: p.WorkerID, max: p.Max, now: now}
 	s.leases.lease(leaseKey(queues, p.Kinds), c, func(batch []*leaseCall) {
 		s.leaseMerged(ctx, queues, p.Kinds, batch)
@@ -75,7 +82,9 @@ func leaseQuery(queues int, byKind bool) string {
 
 // pickSQL selects and locks up to $4 leasable jobs of the first queues of
 // $3 (of the kinds in parameter kinds, unless it is empty), in lease
-// order.
+// order. A queue with limits has none leasable here: only leaseLimited
+// takes its jobs, under its lock (the same probe as paused, so queues
+// without limits pay nothing for it).
 //
 // One queue reads its index directly. Several are one scan per queue,
 // each naming its queue as ($3::text[])[i], merged by the outer ORDER BY:
@@ -101,7 +110,7 @@ func pickSQL(queues int, kinds string) string {
 	scan := func(columns string, i int) string {
 		q := fmt.Sprintf("($3::text[])[%d]", i)
 		return `SELECT ` + columns + ` FROM jobs WHERE state = 'available' AND queue = ` + q + kind + `
-		AND NOT EXISTS (SELECT 1 FROM queues WHERE name = ` + q + ` AND paused)
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE name = ` + q + ` AND (paused OR limits IS NOT NULL))
 		ORDER BY priority DESC, run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`
 	}
 	if queues <= 1 {

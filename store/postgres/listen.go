@@ -41,6 +41,7 @@ type listener struct {
 	cfg     *pgx.ConnConfig
 	channel string
 	wake    *store.Wakeups
+	changed func()
 	stop    func()
 
 	mu  sync.Mutex
@@ -54,12 +55,16 @@ type listener struct {
 // startListener connects the listener and returns once it is LISTENing,
 // so no notification sent after Open returns can be missed. If the first
 // connection fails it keeps trying in the background (polling meanwhile).
-func startListener(ctx context.Context, cfg *pgx.ConnConfig, channel string, wake *store.Wakeups) *listener {
+//
+// changed is told of every message that wakes all of a queue's waiters (a
+// resume, a change of limits), and of every fallback wake-up, before the
+// waiters wake: what a lease knows of the queues may have changed.
+func startListener(ctx context.Context, cfg *pgx.ConnConfig, channel string, wake *store.Wakeups, changed func()) *listener {
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
 	cfg.RuntimeParams["application_name"] = listenerName
-	l := &listener{cfg: cfg, channel: channel, wake: wake}
+	l := &listener{cfg: cfg, channel: channel, wake: wake, changed: changed}
 	runCtx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	l.stop = func() {
@@ -94,6 +99,7 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn, err error) {
 		if err == nil {
 			// Whatever was notified while the connection was down is lost:
 			// have every waiting leaser look again.
+			l.changed()
 			l.wake.SignalAll()
 		}
 	}
@@ -128,7 +134,11 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) {
 		cancel()
 		switch {
 		case err == nil:
-			l.wake.Signal(store.ParseWakeupMessage(n.Payload))
+			q, count := store.ParseWakeupMessage(n.Payload)
+			if count == 0 {
+				l.changed()
+			}
+			l.wake.Signal(q, count)
 		case ctx.Err() != nil || conn.IsClosed():
 			return
 		default: // waited pingEvery in silence: is the connection alive?
@@ -153,6 +163,7 @@ func (l *listener) poll(ctx context.Context) {
 			return
 		case <-t.C:
 			if l.backendPID() == 0 {
+				l.changed()
 				l.wake.SignalAll()
 			}
 		}

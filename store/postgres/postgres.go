@@ -62,6 +62,7 @@ type Store struct {
 	// sequence, so a durable commit flushes every lax commit before it.
 	lax      db
 	wake     *store.Wakeups
+	limited  limitedQueues
 	channel  string // this schema's NOTIFY channel
 	lis      *listener
 	acks     ackMerger     // ack-only settles, merged while one runs
@@ -126,7 +127,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		s.closePools()
 		return nil, fmt.Errorf("name the notification channel: %w", err)
 	}
-	s.lis = startListener(ctx, cfg.ConnConfig.Copy(), s.channel, s.wake)
+	s.lis = startListener(ctx, cfg.ConnConfig.Copy(), s.channel, s.wake, s.limited.forget)
 	return s, nil
 }
 

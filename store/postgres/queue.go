@@ -82,6 +82,9 @@ func (s *Store) QueueList(ctx context.Context, _ *store.QueueListParams) ([]*sto
 	for _, name := range paused {
 		get(name).Paused = true
 	}
+	if err := s.queueLimits(ctx, get); err != nil {
+		return nil, err
+	}
 	out := make([]*store.Queue, 0, len(byName))
 	for _, q := range byName {
 		out = append(out, q)

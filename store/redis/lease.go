@@ -31,10 +31,13 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 	for _, k := range p.Kinds {
 		args = append(args, k)
 	}
-	args = append(args, hex.EncodeToString(nonce[:16]), hex.EncodeToString(nonce[16:]))
+	args = append(args, hex.EncodeToString(nonce[:16]), hex.EncodeToString(nonce[16:]), store.Micros(p.Now))
 	st, err := s.run(ctx, "lease", args...)
 	if err != nil {
 		return nil, fmt.Errorf("lease jobs in %q: %w", p.Queues, err)
+	}
+	if len(st.rest) > 1 {
+		s.wakeLater(st.rest[1], p.Now)
 	}
 	return decodeJobs(st.rest[0])
 }

@@ -12,7 +12,7 @@ import (
 
 // QueueList reads every queue's counts from its index cardinalities and
 // counters: O(queues), never O(jobs). Queues with no jobs are left out
-// unless paused.
+// unless paused or limited.
 func (s *Store) QueueList(ctx context.Context, _ *store.QueueListParams) ([]*store.Queue, error) {
 	_, queues, err := s.queues(ctx, "")
 	if err != nil {
@@ -46,7 +46,11 @@ func (s *Store) queues(ctx context.Context, name string) (int64, []*store.Queue,
 			t := msTime(oldest)
 			q.OldestAvailableAt = &t
 		}
-		if total > 0 || q.Paused || name != "" {
+		if q.Limits, err = decodeLimits(f[10]); err != nil {
+			return 0, nil, fmt.Errorf("queue %q: %w", q.Name, err)
+		}
+		q.Throttled = decodeThrottles(f[11])
+		if total > 0 || q.Paused || q.Limits != nil || name != "" {
 			out = append(out, q)
 		}
 	}

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -65,14 +64,10 @@ func testFlowKeyKept(t *testing.T, h *harness) {
 	}
 }
 
-// limit sets queue's limits, skipping the test on a backend that does not
-// enforce limits yet (errors.ErrUnsupported).
+// limit sets queue's limits.
 func (h *harness) limit(queue string, l *store.Limits) *store.Queue {
 	h.t.Helper()
 	q, err := h.s.QueueSetLimits(h.ctx, &store.QueueSetLimitsParams{Name: queue, Limits: l, Now: h.now()})
-	if errors.Is(err, errors.ErrUnsupported) {
-		h.t.Skipf("QueueSetLimits: %v", err)
-	}
 	if err != nil {
 		h.t.Fatalf("QueueSetLimits(%q): %v", queue, err)
 	}

@@ -1,12 +1,14 @@
 -- lib: base
 -- lease moves up to max available jobs of the queues to running for a
 -- worker, in order of priority (high first), run_at, then id, never from a
--- paused queue, and records the worker's sign of life. ARGV: prefix, now,
--- worker, max, queue count, queues, kind count, kinds, nonce, attempt
--- nonce. Each job's token derives from the nonce, 128 random bits drawn by
--- the caller: SHA-1 keeps one token from telling another. Attempt ids,
--- which are shown to anyone, are the second nonce and a counter. Replies
--- {'ok', 0, jobs}.
+-- paused queue, within the queues' limits, and records the worker's sign
+-- of life. ARGV: prefix, now, worker, max, queue count, queues, kind
+-- count, kinds, nonce, attempt nonce, now in microseconds. Each job's
+-- token derives from the nonce, 128 random bits drawn by the caller: SHA-1
+-- keeps one token from telling another. Attempt ids, which are shown to
+-- anyone, are the second nonce and a counter. Replies {'ok', 0, jobs,
+-- wake-ups}: (queue, microseconds) pairs, when a rate that held a job
+-- back refills.
 local now, w, max = ARGV[2], ARGV[3], tonumber(ARGV[4])
 touch(w, now)
 local nq = tonumber(ARGV[5])
@@ -14,6 +16,86 @@ local nk = tonumber(ARGV[6 + nq])
 local kinds = {}
 for i = 1, nk do kinds[ARGV[6 + nq + i]] = true end
 local nonce, anonce = ARGV[7 + nq + nk], ARGV[8 + nq + nk]
+local now_us = tonumber(ARGV[9 + nq + nk])
+
+-- A queue with limits (its meta field 'lim', store.Limits as JSON) passes
+-- its candidates through a gate, which mirrors store.Gate: the same
+-- budget, GCRA and key rules, so every backend lets the same jobs through.
+-- The merge below offers it candidates in lease order; a candidate it
+-- refuses is passed over, not touched, and those behind it still offered.
+-- Slots are counted from job state: the queue's running set and each
+-- key's (krkey).
+
+-- rate reads a store.Rate's JSON (period in ns) as its GCRA interval and
+-- tolerance in microseconds (store.Rate.Interval, Tolerance).
+local function rate(r)
+  if not r then return nil end
+  local p, n = math.floor(r.period / 1000), r.limit
+  local iv = math.floor((p + n - 1) / n)
+  return {iv = iv, tol = (r.burst or 0) * iv}
+end
+
+-- take is store.Rate.Take: the next tat, or nil when a start now does not
+-- conform.
+local function take(r, tat)
+  local t = math.max(tat, now_us)
+  if t - r.tol > now_us then return nil end
+  return t + r.iv
+end
+
+local function ready(r, tat) return math.max(now_us, tat - r.tol) end
+
+local function allowance(r, tat)
+  local room = now_us + r.tol - math.max(tat, now_us)
+  if room < 0 then return 0 end
+  return math.min(math.floor(room / r.iv) + 1, 1000001)
+end
+
+local function gate_new(q, lim, tat)
+  local g = {q = q, kc = lim.key_concurrency, rate = rate(lim.rate), krate = rate(lim.key_rate), tat = tat,
+    krun = {}, taken = {}, ktat = {}, kmoved = {}, thr = {}, bound = {}, skipped = 0}
+  local room, allow = max, max
+  if lim.concurrency then room = math.max(lim.concurrency - redis.call('ZCARD', qkey(q, 'run')), 0) end
+  if g.rate then allow = allowance(g.rate, tat) end
+  local least = math.min(max, room, allow)
+  if room == least and room < max then g.bound[#g.bound + 1] = 'concurrency' end
+  if allow == least and allow < max then g.bound[#g.bound + 1] = 'rate' end
+  g.budget = least
+  return g
+end
+
+local function wake_at(g, at)
+  if not g.wake or at < g.wake then g.wake = at end
+end
+
+-- admit is store.Gate.Admit for job id.
+local function admit(g, id)
+  local key = false
+  if g.kc or g.krate then key = redis.call('HGET', jkey(id), 'ck') end
+  if key then
+    if g.kc then
+      if not g.krun[key] then g.krun[key] = redis.call('SCARD', krkey(g.q, key)) end
+      if g.krun[key] + (g.taken[key] or 0) >= g.kc then
+        g.thr.key_concurrency = true
+        return false
+      end
+    end
+    if g.krate then
+      if not g.ktat[key] then g.ktat[key] = num(redis.call('HGET', qkey(g.q, 'kt'), key)) end
+      local nx = take(g.krate, g.ktat[key])
+      if not nx then
+        g.thr.key_rate = true
+        wake_at(g, ready(g.krate, g.ktat[key]))
+        return false
+      end
+      g.ktat[key], g.kmoved[key] = nx, true
+    end
+    g.taken[key] = (g.taken[key] or 0) + 1
+  end
+  if g.rate then g.tat, g.tatmoved = take(g.rate, g.tat) or g.tat, true end
+  g.budget = g.budget - 1
+  return true
+end
 
 -- Each queue offers its candidates in order, a chunk at a time, and the
 -- merge takes the best head until it has max: a lease reads about max
@@ -28,9 +110,12 @@ local KIND_SCAN = 10000
 local srcs, seen = {}, {}
 for i = 1, nq do
   local q = ARGV[5 + i]
-  if not seen[q] and max > 0 and not redis.call('HGET', qkey(q, 'm'), 'paused') then
+  local m = (not seen[q] and max > 0) and redis.call('HMGET', qkey(q, 'm'), 'paused', 'lim', 'tat')
+  if m and not m[1] then
     seen[q] = true
-    srcs[#srcs + 1] = {q = q, av = qkey(q, 'av'), buf = {}, pos = 1, off = 0}
+    local src = {q = q, av = qkey(q, 'av'), buf = {}, pos = 1, off = 0}
+    if m[2] then src.gate = gate_new(q, cjson.decode(m[2]), num(m[3])) end
+    srcs[#srcs + 1] = src
   end
 end
 local chunk = math.ceil(max / math.max(#srcs, 1)) + 1
@@ -55,18 +140,51 @@ local function head(src)
   return src.buf[src.pos]
 end
 
+-- offers tells whether src may offer more: a gate out of budget closes it,
+-- and so does one that passed over KIND_SCAN jobs (a flood of full keys
+-- waits its turn, like a rare kind).
+local function offers(src)
+  local g = src.gate
+  return not g or (g.budget > 0 and g.skipped < KIND_SCAN)
+end
+
 local cands = {}
 while #cands < max do
   local best, bh
   for _, src in ipairs(srcs) do
-    local h = head(src)
+    local h = offers(src) and head(src)
     if h and (not bh or h[2] < bh[2] or (h[2] == bh[2] and h[1] < bh[1])) then
       best, bh = src, h
     end
   end
   if not best then break end
   best.pos = best.pos + 1
-  cands[#cands + 1] = {bh[1], bh[2], best.q}
+  if not best.gate or admit(best.gate, bh[1]) then
+    cands[#cands + 1] = {bh[1], bh[2], best.q}
+  else
+    best.gate.skipped = best.gate.skipped + 1
+  end
+end
+
+-- Each gate writes back the rate state its starts moved and counts the
+-- limits that held jobs back (store.Gate.Done: a budget spent on a limit
+-- with jobs still waiting).
+local wakeups = {}
+for _, src in ipairs(srcs) do
+  local g = src.gate
+  if g then
+    if g.budget <= 0 and head(src) then
+      for _, r in ipairs(g.bound) do
+        g.thr[r] = true
+        if r == 'rate' then wake_at(g, ready(g.rate, g.tat)) end
+      end
+    end
+    local m = qkey(g.q, 'm')
+    if g.tatmoved then redis.call('HSET', m, 'tat', fmt(g.tat)) end
+    for k in pairs(g.kmoved) do redis.call('HSET', qkey(g.q, 'kt'), k, fmt(g.ktat[k])) end
+    for r in pairs(g.thr) do redis.call('HINCRBY', qkey(g.q, 'thr'), r, 1) end
+    if g.wake then wakeups[#wakeups + 1], wakeups[#wakeups + 2] = g.q, fmt(g.wake) end
+  end
 end
 
 -- The hot path: it writes the job and its indexes directly, as move
@@ -76,10 +194,11 @@ local out = {}
 for i = 1, math.min(max, #cands) do
   local id = cands[i][1]
   local flat = redis.call('HGETALL', jkey(id))
-  local q, a, to, pk
+  local q, a, to, pk, ck
   for x = 1, #flat, 2 do
     local k = flat[x]
     if k == 'q' then q = flat[x + 1]
+    elseif k == 'ck' then ck = flat[x + 1]
     elseif k == 'a' then a = flat[x + 1]
     elseif k == 'to' then to = flat[x + 1]
     elseif k == 'pk' then pk = true end
@@ -97,6 +216,7 @@ for i = 1, math.min(max, #cands) do
     redis.call('HSET', jkey(id), 's', 'running', 'a', a, 'w', w, 't', token, 'ai', aid, 'sa', now, 'ex', ex)
     redis.call('ZADD', qkey(q, 'run'), ex, id)
     redis.call('SADD', wjkey(w), id)
+    if ck then redis.call('SADD', krkey(q, ck), id) end
     local n = #flat
     flat[n + 1], flat[n + 2], flat[n + 3], flat[n + 4] = 's', 'running', 'a', a
     flat[n + 5], flat[n + 6], flat[n + 7], flat[n + 8] = 'w', w, 't', token
@@ -108,4 +228,4 @@ for i = 1, math.min(max, #cands) do
   end
 end
 if #out > 0 then redis.call('ZADD', P .. 'holders', now, w) end
-return {'ok', 0, out}
+return {'ok', 0, out, wakeups}

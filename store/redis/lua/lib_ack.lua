@@ -8,7 +8,7 @@
 -- would. It returns 'ok' (also for a repeat under the token that settled
 -- it), 'lost' or 'nf', and the job's queue.
 local function do_ack(id, token, now, result)
-  local f = redis.call('HMGET', jkey(id), 's', 't', 'q', 'w', 'uk', 'rs')
+  local f = redis.call('HMGET', jkey(id), 's', 't', 'q', 'w', 'uk', 'rs', 'ck')
   local s, t, q, w, uk = f[1], f[2], f[3], f[4], f[5]
   if not s then return 'nf' end
   if t ~= token then return 'lost' end
@@ -16,6 +16,7 @@ local function do_ack(id, token, now, result)
   if s ~= 'running' then return 'lost' end
   redis.call('ZREM', qkey(q, 'run'), id)
   if w then redis.call('SREM', wjkey(w), id) end
+  ended(q, id, f[7])
   if result then
     redis.call('HSET', jkey(id), 's', 'succeeded', 'fa', now, 'rs', result)
   else

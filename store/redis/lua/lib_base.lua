@@ -59,6 +59,20 @@ local function wakes()
   return any
 end
 
+-- A running job with a concurrency key is also in its key's running set,
+-- qkey(q, 'kr:' .. key): the key's running count, kept with the job's
+-- state, as the queue's running set keeps the queue's.
+local function krkey(q, ck) return qkey(q, 'kr:' .. ck) end
+
+-- ended is where every delivery's end meets (lib_job's unindex of a
+-- running job, lib_ack's do_ack): it takes the job (id, of queue q, key ck
+-- or nil) out of its key's running set, and when the queue's limits count
+-- slots (its meta field 'slots') wakes a waiting leaser for the slot freed.
+local function ended(q, id, ck)
+  if ck then redis.call('SREM', krkey(q, ck), id) end
+  if redis.call('HEXISTS', qkey(q, 'm'), 'slots') == 1 then wake(q) end
+end
+
 -- touch records a sign of life of worker w, registering it if unknown.
 local function touch(w, now)
   redis.call('ZADD', P .. 'workers', now, w)

@@ -84,10 +84,11 @@ local function unindex(id, j)
   redis.call('ZREM', qkey(j.q, SETS[j.s]), id)
   if retrying(j) then
     redis.call('ZREM', qkey(j.q, 'retry'), id)
-  elseif j.s == 'running' and j.w then
+  elseif j.s == 'running' then
     -- A worker left holding nothing stays in holders until orphans.lua
     -- finds it silent: that keeps a SCARD off every settle.
-    redis.call('SREM', wjkey(j.w), id)
+    if j.w then redis.call('SREM', wjkey(j.w), id) end
+    ended(j.q, id, j.ck)
   end
 end
 
@@ -98,6 +99,7 @@ local function index(id, j)
     redis.call('ZADD', qkey(j.q, 'retry'), j.ra, id)
   elseif j.s == 'running' then
     redis.call('SADD', wjkey(j.w), id)
+    if j.ck then redis.call('SADD', krkey(j.q, j.ck), id) end
   end
 end
 

@@ -2,7 +2,8 @@
 -- queues reads every queue's counts from the cardinalities of its state
 -- sets and its retry set, never scanning jobs. ARGV: prefix, queue ('' for all).
 -- Replies {rescues total, queues}, each queue {name, six counts in
--- lifecycle order, paused, retrying, oldest available run_at or false}.
+-- lifecycle order, paused, retrying, oldest available run_at or false,
+-- limits or false, throttle counts as reason/count pairs}.
 local names = {ARGV[2]}
 if ARGV[2] == '' then names = redis.call('SMEMBERS', P .. 'queues') end
 local sets = {'sched', 'av', 'run', 'done', 'dead', 'cancelled'}
@@ -30,6 +31,8 @@ for _, q in ipairs(names) do
   row[#row + 1] = redis.call('HGET', qkey(q, 'm'), 'paused') or '0'
   row[#row + 1] = redis.call('ZCARD', qkey(q, 'retry'))
   row[#row + 1] = oldest(q)
+  row[#row + 1] = redis.call('HGET', qkey(q, 'm'), 'lim')
+  row[#row + 1] = redis.call('HGETALL', qkey(q, 'thr'))
   out[#out + 1] = row
 end
 return {redis.call('HGET', P .. 'stats', 'rescues') or '0', out}

@@ -1,0 +1,294 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tetherq/tether/store"
+)
+
+// candidate is an available job a limited lease considered.
+type candidate struct {
+	id       string
+	priority int
+	runAt    time.Time
+	key      *string
+}
+
+func candidateOrder(a, b candidate) int {
+	return cmp.Or(cmp.Compare(b.priority, a.priority), a.runAt.Compare(b.runAt), cmp.Compare(a.id, b.id))
+}
+
+// admitted is what a limited lease decided for one queue.
+type admitted struct {
+	gate    *store.Gate
+	params  store.GateParams
+	jobs    []candidate
+	keyTATs map[string]int64 // the key rates' states as read
+}
+
+// leaseLimited is JobLease for a lease naming a queue with limits, in one
+// transaction of its own (not merged). Each limited queue's row is taken
+// FOR UPDATE in a statement of its own, in name order, before anything is
+// counted: under READ COMMITTED every later statement then sees the
+// previous lease of the queue committed, so two leases, on any replica,
+// never count the same free slot (the over-admission of Hatchet #4778).
+// The running jobs are counted from job state (the rows marked limited);
+// candidates pass the queue's store.Gate in lease order; the queues'
+// admitted jobs merge in lease order up to Max, and the gates are replayed
+// over the jobs leased so the rate state spends only real starts.
+func (s *Store) leaseLimited(ctx context.Context, p *store.JobLeaseParams, queues []string, now time.Time) ([]*store.Job, error) {
+	var leased []*store.Job
+	var byQueue map[string]*admitted
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		leased, byQueue = nil, map[string]*admitted{}
+		if _, err := tx.Exec(ctx, touchWorkerSQL, p.WorkerID, now); err != nil {
+			return fmt.Errorf("touch worker %q: %w", p.WorkerID, err)
+		}
+		ordered := slices.Clone(queues)
+		slices.Sort(ordered) // one lock order for every lease
+		var all []candidate
+		for _, q := range ordered {
+			a, err := admitQueue(ctx, tx, q, p)
+			if err != nil {
+				return err
+			}
+			if a != nil {
+				byQueue[q] = a
+				all = append(all, a.jobs...)
+			}
+		}
+		slices.SortFunc(all, candidateOrder)
+		all = all[:min(len(all), p.Max)]
+		if len(all) == 0 {
+			return nil
+		}
+		ids := make([]string, len(all))
+		for i, c := range all {
+			ids[i] = c.id
+		}
+		var limited []string
+		for q, a := range byQueue {
+			if !a.params.Limits.None() {
+				limited = append(limited, q)
+			}
+		}
+		rows, err := scanJobs(tx.Query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $1,
+			started_at = $2, expires_at = $2::timestamptz + timeout_ms * interval '1 millisecond',
+			token = encode(sha256(convert_to((SELECT `+statementKey+`) || id::text, 'UTF8')), 'hex'),
+			attempt_id = md5((SELECT `+statementKey+`) || id::text)::uuid,
+			limited = queue = ANY($4)
+			WHERE id = ANY($3::uuid[]) RETURNING `+jobColumns, p.WorkerID, now, ids, limited))
+		if err != nil {
+			return fmt.Errorf("lease from %q: %w", queues, err)
+		}
+		leased = leaseOrder(jobs(rows))
+		return writeRates(ctx, tx, byQueue, leased)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for q, a := range byQueue {
+		if at, ok := a.gate.WakeAt(); ok {
+			s.wake.SignalAfter(q, at.Sub(p.Now))
+		}
+	}
+	return leased, nil
+}
+
+// admitQueue takes queue's row and reads its candidates through its gate;
+// nil when the queue is paused. A queue without limits (or whose limits
+// were cleared meanwhile) passes up to Max.
+func admitQueue(ctx context.Context, tx pgx.Tx, queue string, p *store.JobLeaseParams) (*admitted, error) {
+	var encoded *string
+	var tat int64
+	var paused bool
+	err := tx.QueryRow(ctx, `SELECT limits::text, rate_tat, paused FROM queues WHERE name = $1 FOR UPDATE`, queue).
+		Scan(&encoded, &tat, &paused)
+	switch {
+	case isNoRows(err):
+	case err != nil:
+		return nil, fmt.Errorf("lock queue %q: %w", queue, err)
+	case paused:
+		return nil, nil
+	}
+	gp := store.GateParams{Max: p.Max, TAT: tat, Now: p.Now}
+	if encoded != nil {
+		gp.Limits = &store.Limits{}
+		if err := json.Unmarshal([]byte(*encoded), gp.Limits); err != nil {
+			return nil, fmt.Errorf("limits of %q: %w", queue, err)
+		}
+	}
+	if l := gp.Limits; l != nil && l.Concurrency != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE state = 'running' AND limited AND queue = $1`,
+			queue).Scan(&gp.Running); err != nil {
+			return nil, fmt.Errorf("count running jobs of %q: %w", queue, err)
+		}
+	}
+	if l := gp.Limits; l != nil && l.KeyConcurrency != nil {
+		rows, err := tx.Query(ctx, `SELECT concurrency_key, count(*) FROM jobs
+			WHERE state = 'running' AND limited AND queue = $1 AND concurrency_key IS NOT NULL
+			GROUP BY concurrency_key`, queue)
+		if err != nil {
+			return nil, fmt.Errorf("count running jobs of %q by key: %w", queue, err)
+		}
+		gp.KeyRunning = map[string]int{}
+		var key string
+		var n int
+		if _, err := pgx.ForEachRow(rows, []any{&key, &n}, func() error { gp.KeyRunning[key] = n; return nil }); err != nil {
+			return nil, fmt.Errorf("count running jobs of %q by key: %w", queue, err)
+		}
+	}
+	a := &admitted{gate: store.NewGate(gp), params: gp, keyTATs: map[string]int64{}}
+	more, err := a.read(ctx, tx, queue, p.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	a.gate.Done(more)
+	return a, nil
+}
+
+// read walks queue's available jobs in lease order, a page at a time,
+// locking them (SKIP LOCKED: an admin change in flight), passing over the
+// keys that can start no more, until the gate's budget runs out or the
+// jobs do. It reports whether jobs were left unread. Each page excludes
+// every key found full so far, so a flood of one key's jobs costs at most
+// one page.
+func (a *admitted) read(ctx context.Context, tx pgx.Tx, queue string, kinds []string) (more bool, err error) {
+	var after *candidate
+	held := map[string]bool{} // keys a key rate refused at this instant
+	for a.gate.Budget() > 0 {
+		page := a.gate.Budget() + 1
+		excluded := a.gate.Saturated()
+		for k := range held {
+			excluded = append(excluded, k)
+		}
+		query, args := candidateQuery(queue, kinds, excluded, after, page, true)
+		rows, err := tx.Query(ctx, query, args...)
+		if err != nil {
+			return false, fmt.Errorf("read candidates of %q: %w", queue, err)
+		}
+		var c candidate
+		cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
+			err := r.Scan(&c.id, &c.priority, &c.runAt, &c.key)
+			return c, err
+		})
+		if err != nil {
+			return false, fmt.Errorf("read candidates of %q: %w", queue, err)
+		}
+		for _, c := range cands {
+			if a.gate.Budget() == 0 {
+				return true, nil
+			}
+			if c.key != nil && a.gate.KeyRated() {
+				if err := a.keyTAT(ctx, tx, queue, *c.key); err != nil {
+					return false, err
+				}
+			}
+			if a.gate.Admit(c.key) {
+				a.jobs = append(a.jobs, c)
+			} else if c.key != nil {
+				held[*c.key] = true
+			}
+		}
+		if len(cands) < page {
+			return false, nil
+		}
+		after = &cands[len(cands)-1]
+	}
+	// The budget ran out before a page: were there jobs it held back?
+	query, args := candidateQuery(queue, kinds, nil, after, 1, false)
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (`+query+`)`, args...).Scan(&more); err != nil {
+		return false, fmt.Errorf("probe candidates of %q: %w", queue, err)
+	}
+	return more, nil
+}
+
+// candidateQuery reads up to page available jobs of queue after the
+// candidate after (nil: from the first), in lease order, keys in excluded
+// passed over.
+func candidateQuery(queue string, kinds, excluded []string, after *candidate, page int, lock bool) (string, []any) {
+	var b strings.Builder
+	args := []any{queue}
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	b.WriteString(`SELECT id::text, priority, run_at, concurrency_key FROM jobs WHERE state = 'available' AND queue = $1`)
+	if len(kinds) > 0 {
+		b.WriteString(` AND kind = ANY(` + arg(kinds) + `::text[])`)
+	}
+	if len(excluded) > 0 {
+		b.WriteString(` AND (concurrency_key IS NULL OR concurrency_key <> ALL(` + arg(excluded) + `::text[]))`)
+	}
+	if after != nil {
+		p := arg(after.priority)
+		b.WriteString(` AND (priority < ` + p + ` OR (priority = ` + p + ` AND (run_at, id) > (` +
+			arg(after.runAt) + `::timestamptz, ` + arg(after.id) + `::uuid)))`)
+	}
+	b.WriteString(` ORDER BY priority DESC, run_at, id LIMIT ` + arg(page))
+	if lock {
+		b.WriteString(` FOR UPDATE SKIP LOCKED`)
+	}
+	return b.String(), args
+}
+
+// keyTAT hands the gate a key's rate state, read once per key.
+func (a *admitted) keyTAT(ctx context.Context, tx pgx.Tx, queue, key string) error {
+	if _, read := a.keyTATs[key]; read {
+		return nil
+	}
+	var tat int64
+	err := tx.QueryRow(ctx, `SELECT tat FROM key_rates WHERE queue = $1 AND key = $2`, queue, key).Scan(&tat)
+	if err != nil && !isNoRows(err) {
+		return fmt.Errorf("read rate of key %q of %q: %w", key, queue, err)
+	}
+	a.keyTATs[key] = tat
+	a.gate.SetKeyTAT(key, tat)
+	return nil
+}
+
+// writeRates replays each limited queue's gate over the jobs it leased
+// (in lease order), writes the rate state they moved, and counts the
+// limits that held jobs back.
+func writeRates(ctx context.Context, tx pgx.Tx, byQueue map[string]*admitted, leased []*store.Job) error {
+	keys := map[string][]*string{}
+	for _, j := range leased {
+		keys[j.Queue] = append(keys[j.Queue], j.ConcurrencyKey)
+	}
+	for q, a := range byQueue {
+		if a.params.Limits.None() {
+			continue
+		}
+		replay := store.NewGate(a.params)
+		for k, tat := range a.keyTATs {
+			replay.SetKeyTAT(k, tat)
+		}
+		for _, k := range keys[q] {
+			replay.Admit(k)
+		}
+		if tat, changed := replay.TAT(); changed {
+			if _, err := tx.Exec(ctx, `UPDATE queues SET rate_tat = $2 WHERE name = $1`, q, tat); err != nil {
+				return fmt.Errorf("write rate of %q: %w", q, err)
+			}
+		}
+		for k, tat := range replay.KeyTATs() {
+			if _, err := tx.Exec(ctx, `INSERT INTO key_rates (queue, key, tat) VALUES ($1, $2, $3)
+				ON CONFLICT (queue, key) DO UPDATE SET tat = excluded.tat`, q, k, tat); err != nil {
+				return fmt.Errorf("write rate of key %q of %q: %w", k, q, err)
+			}
+		}
+		for _, r := range a.gate.Throttled() {
+			if _, err := tx.Exec(ctx, `INSERT INTO queue_throttles (queue, reason, n) VALUES ($1, $2, 1)
+				ON CONFLICT (queue, reason) DO UPDATE SET n = queue_throttles.n + 1`, q, string(r)); err != nil {
+				return fmt.Errorf("count throttles of %q: %w", q, err)
+			}
+		}
+	}
+	return nil
+}
