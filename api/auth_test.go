@@ -50,12 +50,16 @@ func TestAuthRoles(t *testing.T) {
 		{"work", "POST", "/v1/lease", lease, 200},
 		{"work", "POST", "/v1/workers/w/heartbeat", `{}`, 200},
 		{"work", "POST", "/v1/queues/q/pause", "", 403},
+		{"work", "PUT", "/v1/queues/q/limits", `{"concurrency":1}`, 403},
+		{"prod", "DELETE", "/v1/queues/q/limits", "", 403},
 		{"work", "POST", "/v1/jobs/" + job.ID + "/cancel", "", 403},
 		{"work", "DELETE", "/v1/jobs/" + job.ID, "", 403},
 
 		{"adm", "POST", "/v1/lease", lease, 200},
 		{"adm", "POST", "/v1/queues/q/pause", "", 200},
 		{"adm", "POST", "/v1/queues/q/resume", "", 200},
+		{"adm", "PUT", "/v1/queues/q/limits", `{"concurrency":1}`, 200},
+		{"adm", "DELETE", "/v1/queues/q/limits", "", 200},
 		{"adm", "POST", "/v1/jobs/" + job.ID + "/cancel", "", 200},
 		{"adm", "DELETE", "/v1/jobs/" + job.ID, "", 204},
 	}

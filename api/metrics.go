@@ -170,12 +170,14 @@ func queueLabels(queues []*store.Queue) []*store.Queue {
 	return append(sorted[:maxQueueLabels:maxQueueLabels], rest)
 }
 
-// stateCollector reports tether_queue_jobs{queue,state} and
-// tether_workers{state} from the store at scrape time.
+// stateCollector reports tether_queue_jobs{queue,state},
+// tether_lease_throttled_total{queue,reason} and tether_workers{state} from
+// the store at scrape time.
 type stateCollector struct {
-	a       *API
-	queue   *prometheus.Desc
-	workers *prometheus.Desc
+	a         *API
+	queue     *prometheus.Desc
+	throttled *prometheus.Desc
+	workers   *prometheus.Desc
 }
 
 func newStateCollector(a *API) *stateCollector {
@@ -183,6 +185,9 @@ func newStateCollector(a *API) *stateCollector {
 		a: a,
 		queue: prometheus.NewDesc("tether_queue_jobs",
 			"Jobs per queue and state, read from the store at scrape.", []string{"queue", "state"}, nil),
+		throttled: prometheus.NewDesc("tether_lease_throttled_total",
+			"Leases a queue's limit held a job back from, by limit, counted by the store across every replica "+
+				"(only queues that were ever limited, which admins set, have any).", []string{"queue", "reason"}, nil),
 		workers: prometheus.NewDesc("tether_workers",
 			"Workers per liveness state, read from the store at scrape.", []string{"state"}, nil),
 	}
@@ -190,6 +195,7 @@ func newStateCollector(a *API) *stateCollector {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.queue
+	ch <- c.throttled
 	ch <- c.workers
 }
 
@@ -206,6 +212,14 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, q := range queueLabels(queues) {
 		for _, s := range store.States {
 			ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(q.Counts[s]), q.Name, string(s))
+		}
+	}
+	for _, q := range queues {
+		if q.Limits == nil && q.Throttled == nil {
+			continue
+		}
+		for _, r := range store.ThrottleReasons {
+			ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(q.Throttled[r]), q.Name, string(r))
 		}
 	}
 	workers, err := c.a.store.WorkerList(ctx, &store.WorkerListParams{})

@@ -87,6 +87,8 @@ func (a *API) v1(r chi.Router) {
 		r.Delete("/jobs/{id}", a.deleteJob)
 		r.Post("/queues/{name}/pause", a.pauseQueue)
 		r.Post("/queues/{name}/resume", a.resumeQueue)
+		r.Put("/queues/{name}/limits", a.setLimits)
+		r.Delete("/queues/{name}/limits", a.clearLimits)
 	})
 }
 

@@ -238,7 +238,8 @@ type queueView struct {
 	Cancelled int64  `json:"cancelled"`
 	Retrying  int64  `json:"retrying"`
 	// OldestAvailableAgeMS is 0 when no job is available.
-	OldestAvailableAgeMS int64 `json:"oldest_available_age_ms"`
+	OldestAvailableAgeMS int64       `json:"oldest_available_age_ms"`
+	Limits               *limitsView `json:"limits"`
 }
 
 func viewQueue(q *store.Queue, now time.Time) queueView {
@@ -247,7 +248,7 @@ func viewQueue(q *store.Queue, now time.Time) queueView {
 		Available: q.Counts[store.StateAvailable], Scheduled: q.Counts[store.StateScheduled],
 		Running: q.Counts[store.StateRunning], Succeeded: q.Counts[store.StateSucceeded],
 		Dead: q.Counts[store.StateDead], Cancelled: q.Counts[store.StateCancelled],
-		Retrying: q.Retrying,
+		Retrying: q.Retrying, Limits: viewLimits(q.Limits),
 	}
 	if q.OldestAvailableAt != nil {
 		v.OldestAvailableAgeMS = max(0, now.Sub(*q.OldestAvailableAt).Milliseconds())

@@ -119,9 +119,9 @@ func (s *Store) QueueSetLimits(ctx context.Context, p *store.QueueSetLimitsParam
 	return store.QueueLimited(queues, p.Name, limits), nil
 }
 
-// queueLimits adds the limits and throttle counts of the queues that have
-// them to the listing.
-func (s *Store) queueLimits(ctx context.Context, get func(string) *store.Queue) error {
+// queueLimits adds the queues with limits to byName (by get), and the
+// limits and throttle counts of the queues there.
+func (s *Store) queueLimits(ctx context.Context, byName map[string]*store.Queue, get func(string) *store.Queue) error {
 	rows, err := s.pool.Query(ctx, `SELECT name, limits::text FROM queues WHERE limits IS NOT NULL`)
 	if err != nil {
 		return fmt.Errorf("read queue limits: %w", err)
@@ -145,7 +145,10 @@ func (s *Store) queueLimits(ctx context.Context, get func(string) *store.Queue) 
 	var reason string
 	var n int64
 	_, err = pgx.ForEachRow(rows, []any{&name, &reason, &n}, func() error {
-		q := get(name)
+		q, ok := byName[name]
+		if !ok {
+			return nil // listed for its jobs, pause or limits only
+		}
 		if q.Throttled == nil {
 			q.Throttled = map[store.ThrottleReason]int64{}
 		}

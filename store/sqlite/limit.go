@@ -83,9 +83,9 @@ func (s *Store) QueueSetLimits(ctx context.Context, p *store.QueueSetLimitsParam
 	return store.QueueLimited(queues, p.Name, limits), nil
 }
 
-// queueLimits reads the limits and throttle counts of the queues that
-// have limits or were ever throttled into byName, adding those not there.
-func (s *Store) queueLimits(ctx context.Context, get func(string) *store.Queue) error {
+// queueLimits adds the queues with limits to byName (by get), and the
+// limits and throttle counts of the queues there.
+func (s *Store) queueLimits(ctx context.Context, byName map[string]*store.Queue, get func(string) *store.Queue) error {
 	var limited []struct {
 		Name   string `db:"name"`
 		Limits string `db:"limits"`
@@ -109,7 +109,10 @@ func (s *Store) queueLimits(ctx context.Context, get func(string) *store.Queue) 
 		return fmt.Errorf("read throttle counts: %w", err)
 	}
 	for _, r := range throttles {
-		q := get(r.Queue)
+		q, ok := byName[r.Queue]
+		if !ok {
+			continue // listed for its jobs, pause or limits only
+		}
 		if q.Throttled == nil {
 			q.Throttled = map[store.ThrottleReason]int64{}
 		}

@@ -45,7 +45,7 @@ func (s *Store) QueueList(ctx context.Context, _ *store.QueueListParams) ([]*sto
 	for _, name := range paused {
 		get(name).Paused = true
 	}
-	if err := s.queueLimits(ctx, get); err != nil {
+	if err := s.queueLimits(ctx, byName, get); err != nil {
 		return nil, err
 	}
 	names := make([]string, 0, len(byName))
