@@ -6,8 +6,8 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// queuesPanel is the table of queues with their counts by state and the
-// pause and resume buttons.
+// queuesPanel is the table of queues with their counts by state, their
+// limits, and the pause, resume and limits forms.
 type queuesPanel struct {
 	Heading string
 	Queues  []queueRow
@@ -25,6 +25,11 @@ type queueRow struct {
 	Total    int64
 	// OldestWaiting is how long the oldest available job has waited.
 	OldestWaiting string
+	// Limits words the queue's limits ("" none), Throttled the leases
+	// they held back; Form fills the edit form.
+	Limits    string
+	Throttled string
+	Form      limitsForm
 }
 
 type stateCount struct {
@@ -46,7 +51,8 @@ func (d *dash) queuesPanel(rq *request) (templ.Component, error) {
 }
 
 func newQueueRow(q *store.Queue, rq *request) queueRow {
-	row := queueRow{Name: q.Name, Paused: q.Paused, Retrying: q.Retrying, OldestWaiting: "—"}
+	row := queueRow{Name: q.Name, Paused: q.Paused, Retrying: q.Retrying, OldestWaiting: "—",
+		Limits: limitsSummary(q.Limits), Throttled: throttledSummary(q.Throttled), Form: newLimitsForm(q.Limits)}
 	for _, st := range store.States {
 		row.Total += q.Counts[st]
 	}

@@ -109,6 +109,7 @@ func (d *dash) routes() http.Handler {
 	r.Get("/static/*", serveStatic)
 	r.Post("/queues/{name}/pause", d.pauseQueue)
 	r.Post("/queues/{name}/resume", d.resumeQueue)
+	r.Post("/queues/{name}/limits", d.setLimits)
 	r.Post("/jobs/{id}/retry", d.retryJob)
 	r.Post("/jobs/{id}/run", d.runJob)
 	r.Post("/jobs/{id}/cancel", d.cancelJob)
