@@ -39,6 +39,7 @@ type benchConfig struct {
 	otherQueues  int      // more queues, a job each, never leased from
 	single       bool     // producers enqueue one job per request
 	enqueueOnly  bool     // stop after the enqueue phase
+	concurrency  int      // the queues' concurrency limit; 0: none
 }
 
 func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
@@ -61,6 +62,7 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.otherQueues, "other-queues", 0, "this many more queues, QUEUE-other-I, hold a job each and are never leased from: the store holds queues + other-queues queues")
 	fs.BoolVar(&c.single, "single", false, "producers enqueue one job per request (POST /v1/jobs) instead of batches of 1000")
 	fs.BoolVar(&c.enqueueOnly, "enqueue-only", false, "measure the enqueue phase only (no workers; cpu/job is then the enqueue phase's)")
+	fs.IntVar(&c.concurrency, "concurrency", 0, "set this concurrency limit on the queues before enqueueing (PUT /v1/queues/{name}/limits, admin), to measure the limited lease path; 0: no limits")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -73,6 +75,8 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 		return c, errors.New("--queues must be 1..100")
 	case c.otherQueues < 0:
 		return c, errors.New("--other-queues must not be negative")
+	case c.concurrency < 0 || c.concurrency > 100_000:
+		return c, errors.New("--concurrency must be 0..100000")
 	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -117,6 +121,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("fill the other queues: %w", err)
 	}
+	if cfg.concurrency > 0 {
+		if !cfg.keep {
+			defer unlimitQueues(context.WithoutCancel(ctx), c, queues, stderr)
+		}
+		if err := limitQueues(ctx, c, queues, cfg.concurrency); err != nil {
+			return err
+		}
+	}
 	// CPU per job of the measured phase: the enqueue with --enqueue-only,
 	// else the work.
 	cpu := &cpuMeter{ctx: ctx, hc: c.HTTP, url: cfg.url, token: cfg.token, jobs: cfg.jobs}
@@ -128,8 +140,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	enqueued := time.Since(start)
-	line := fmt.Sprintf("tether n=%d producers=%d workers=%d batch=%d queues=%d+%d enqueue=%.0f jobs/s calls=%s p50=%s p99=%s",
-		cfg.jobs, cfg.producers, cfg.workers, cfg.batch, cfg.queues, cfg.otherQueues,
+	limited := ""
+	if cfg.concurrency > 0 {
+		limited = fmt.Sprintf(" concurrency=%d", cfg.concurrency)
+	}
+	line := fmt.Sprintf("tether n=%d producers=%d workers=%d batch=%d queues=%d+%d%s enqueue=%.0f jobs/s calls=%s p50=%s p99=%s",
+		cfg.jobs, cfg.producers, cfg.workers, cfg.batch, cfg.queues, cfg.otherQueues, limited,
 		float64(cfg.jobs)/enqueued.Seconds(), callKind(cfg), msText(percentile(calls, 0.50)), msText(percentile(calls, 0.99)))
 	if cfg.enqueueOnly {
 		fmt.Fprintf(stdout, "%s %s\n", line, cpu)
@@ -351,4 +367,24 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// limitQueues sets the concurrency limit n on every queue of the run.
+func limitQueues(ctx context.Context, c *client.Client, queues []string, n int) error {
+	for _, q := range queues {
+		if err := c.SetQueueLimits(ctx, q, client.QueueLimits{Concurrency: &n}); err != nil {
+			return fmt.Errorf("limit queue %s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// unlimitQueues clears the limits limitQueues set, so the run's queues
+// leave the listing with their jobs.
+func unlimitQueues(ctx context.Context, c *client.Client, queues []string, stderr io.Writer) {
+	for _, q := range queues {
+		if err := c.ClearQueueLimits(ctx, q); err != nil && !errors.Is(err, client.ErrNotFound) {
+			fmt.Fprintf(stderr, "tether bench: clear the limits of %s: %v\n", q, err)
+		}
+	}
 }

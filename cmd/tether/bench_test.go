@@ -203,3 +203,39 @@ func TestPolls(t *testing.T) {
 		}
 	}
 }
+
+// --concurrency limits the run's queue before the burn-down, which still
+// works every job, and clears the limits again at the end.
+func TestBenchConcurrency(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bench.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := api.New(api.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "--url", srv.URL, "--jobs", "200", "--workers", "3", "--batch", "20",
+		"--queue", "capped", "--concurrency", "5"}
+	if err := run(t.Context(), args, &out, &errOut); err != nil {
+		t.Fatalf("bench: %v\n%s", err, errOut.String())
+	}
+	line := regexp.MustCompile(`^tether n=200 producers=2 workers=3 batch=20 queues=1\+0 concurrency=5 enqueue=\d+ jobs/s .* work=\d+ jobs/s `)
+	if !line.MatchString(out.String()) {
+		t.Errorf("bench printed %q", out.String())
+	}
+	queues, err := st.QueueList(t.Context(), &store.QueueListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queues {
+		if q.Limits != nil {
+			t.Errorf("queue %s kept limits %+v after the run", q.Name, q.Limits)
+		}
+	}
+}
