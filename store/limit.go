@@ -66,6 +66,12 @@ const (
 // ThrottleReasons lists every reason, in the order the limits are listed.
 var ThrottleReasons = []ThrottleReason{ThrottleConcurrency, ThrottleRate, ThrottleKeyConcurrency, ThrottleKeyRate}
 
+// KeyRateSlack is how long past its theoretical arrival time a key rate's
+// state is kept: a state whose tat has passed reads as a full bucket, as
+// no state does, so KeyPrune may drop it then; the slack keeps a replica
+// whose clock runs ahead from dropping a state another still needs.
+const KeyRateSlack = time.Minute
+
 // Micros is an instant as a rate's state keeps it: microseconds since the
 // Unix epoch. Microseconds, not milliseconds, because a period need not
 // divide into whole milliseconds per start (1000 ms / 3); not nanoseconds,

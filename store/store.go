@@ -84,7 +84,8 @@ type Store interface {
 	JobSettle(ctx context.Context, p *JobSettleParams) ([]error, error)
 
 	// KeyPrune deletes up to Limit expired idempotency keys and webhook
-	// delivery ids and returns how many it deleted. A backend whose keys
+	// delivery ids, and as many key rate states past their tat by
+	// KeyRateSlack, and returns how many it deleted. A backend whose keys
 	// expire by themselves has none (0, nil).
 	KeyPrune(ctx context.Context, p *KeyPruneParams) (int, error)
 

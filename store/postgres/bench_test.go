@@ -69,11 +69,17 @@ func leaseSettle(b *testing.B, s store.Store, worker string, batch int, now time
 
 // BenchmarkLeaseSettle measures the worker hot path on one connection at a
 // time: lease a batch, settle it.
+// From a queue without limits and from one with concurrency 1,000 (which
+// never binds here: it measures what the limited lease path costs).
 func BenchmarkLeaseSettle(b *testing.B) {
-	for _, batch := range []int{1, 100} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+	for _, c := range []struct {
+		batch, concurrency int
+	}{{1, 0}, {1, 1000}, {100, 0}, {100, 1000}} {
+		batch := c.batch
+		b.Run(fmt.Sprintf("batch=%d/concurrency=%d", batch, c.concurrency), func(b *testing.B) {
 			s := open(b)
 			now := time.Now()
+			benchLimit(b, s, c.concurrency, now)
 			benchEnqueue(b, s, 100*1000, now)
 			jobs := 0
 			for b.Loop() {
@@ -229,4 +235,15 @@ func BenchmarkLeaseManyQueues(b *testing.B) {
 // (storetest.BenchEnqueueSingle).
 func BenchmarkEnqueueSingle(b *testing.B) {
 	storetest.BenchEnqueueSingle(b, open(b), 16)
+}
+
+// benchLimit sets concurrency n on the default queue; 0 sets nothing.
+func benchLimit(b *testing.B, s store.Store, n int, now time.Time) {
+	if n == 0 {
+		return
+	}
+	if _, err := s.QueueSetLimits(b.Context(), &store.QueueSetLimitsParams{Name: store.DefaultQueue,
+		Limits: &store.Limits{Concurrency: &n}, Now: now}); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -40,10 +40,14 @@ func (s *Store) JobLease(ctx context.Context, p *store.JobLeaseParams) ([]*store
 	if err != nil {
 		return nil, err
 	}
-	if limited {
-		return s.leaseLimited(ctx, p, queues, now)
-	}
 	c := &leaseCall{ctx: ctx, worker: p.WorkerID, max: p.Max, now: now}
+	if limited {
+		// A merger of its own: a batch must not mix the two paths.
+		s.leases.lease("limited\x02"+leaseKey(queues, p.Kinds), c, func(batch []*leaseCall) {
+			s.leaseLimited(ctx, queues, p.Kinds, batch)
+		})
+		return c.jobs, c.err
+	}
 	s.leases.lease(leaseKey(queues, p.Kinds), c, func(batch []*leaseCall) {
 		s.leaseMerged(ctx, queues, p.Kinds, batch)
 	})

@@ -35,23 +35,49 @@ type admitted struct {
 	keyTATs map[string]int64 // the key rates' states as read
 }
 
-// leaseLimited is JobLease for a lease naming a queue with limits, in one
-// transaction of its own (not merged). Each limited queue's row is taken
-// FOR UPDATE in a statement of its own, in name order, before anything is
-// counted: under READ COMMITTED every later statement then sees the
-// previous lease of the queue committed, so two leases, on any replica,
-// never count the same free slot (the over-admission of Hatchet #4778).
-// The running jobs are counted from job state (the rows marked limited);
-// candidates pass the queue's store.Gate in lease order; the queues'
-// admitted jobs merge in lease order up to Max, and the gates are replayed
-// over the jobs leased so the rate state spends only real starts.
-func (s *Store) leaseLimited(ctx context.Context, p *store.JobLeaseParams, queues []string, now time.Time) ([]*store.Job, error) {
+// leaseLimited is JobLease for leases naming a queue with limits: the
+// leases of the same queues merged while one runs (leaseMergers), in one
+// transaction of their own. Each queue's row is taken FOR UPDATE, in name
+// order, in a statement of its own before anything is counted: under READ
+// COMMITTED every later statement then sees the previous lease of the
+// queue committed, so two leases, on any replica, never count the same
+// free slot (the over-admission of Hatchet #4778). The running jobs are
+// counted from job state (the rows marked limited); candidates pass the
+// queue's store.Gate in lease order for the batch's total; the queues'
+// admitted jobs merge in lease order, each call taking its share in turn,
+// all in one UPDATE; the gates are then replayed over the jobs leased so
+// the rate state spends only real starts.
+func (s *Store) leaseLimited(ctx context.Context, queues, kinds []string, batch []*leaseCall) {
+	var live []*leaseCall
+	p := &store.JobLeaseParams{Queues: queues, Kinds: kinds}
+	var workers []string
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			continue
+		}
+		live = append(live, c)
+		p.Max += c.max
+		if c.now.After(p.Now) {
+			p.Now = c.now // the batch leases at its latest instant
+		}
+		if !slices.Contains(workers, c.worker) {
+			workers = append(workers, c.worker)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := mergedContext(ctx)
+	defer cancel()
 	var leased []*store.Job
 	var byQueue map[string]*admitted
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		leased, byQueue = nil, map[string]*admitted{}
-		if _, err := tx.Exec(ctx, touchWorkerSQL, p.WorkerID, now); err != nil {
-			return fmt.Errorf("touch worker %q: %w", p.WorkerID, err)
+		if _, err := tx.Exec(ctx, `INSERT INTO workers (id, started_at, last_heartbeat_at)
+			SELECT w, $2, $2 FROM unnest($1::text[]) w
+			ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at`, workers, p.Now); err != nil {
+			return fmt.Errorf("touch workers %q: %w", workers, err)
 		}
 		ordered := slices.Clone(queues)
 		slices.Sort(ordered) // one lock order for every lease
@@ -71,9 +97,14 @@ func (s *Store) leaseLimited(ctx context.Context, p *store.JobLeaseParams, queue
 		if len(all) == 0 {
 			return nil
 		}
-		ids := make([]string, len(all))
-		for i, c := range all {
-			ids[i] = c.id
+		// Each call takes its share in turn, in lease order.
+		ids, owners := make([]string, len(all)), make([]string, len(all))
+		k := 0
+		for _, c := range live {
+			for n := 0; n < c.max && k < len(all); n++ {
+				ids[k], owners[k] = all[k].id, c.worker
+				k++
+			}
 		}
 		var limited []string
 		for q, a := range byQueue {
@@ -81,12 +112,13 @@ func (s *Store) leaseLimited(ctx context.Context, p *store.JobLeaseParams, queue
 				limited = append(limited, q)
 			}
 		}
-		rows, err := scanJobs(tx.Query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $1,
-			started_at = $2, expires_at = $2::timestamptz + timeout_ms * interval '1 millisecond',
+		rows, err := scanJobs(tx.Query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = b.owner,
+			started_at = $3, expires_at = $3::timestamptz + timeout_ms * interval '1 millisecond',
 			token = encode(sha256(convert_to((SELECT `+statementKey+`) || id::text, 'UTF8')), 'hex'),
 			attempt_id = md5((SELECT `+statementKey+`) || id::text)::uuid,
 			limited = queue = ANY($4)
-			WHERE id = ANY($3::uuid[]) RETURNING `+jobColumns, p.WorkerID, now, ids, limited))
+			FROM unnest($1::uuid[], $2::text[]) AS b(picked, owner)
+			WHERE id = b.picked RETURNING `+jobColumns, ids, owners, p.Now, limited))
 		if err != nil {
 			return fmt.Errorf("lease from %q: %w", queues, err)
 		}
@@ -94,14 +126,25 @@ func (s *Store) leaseLimited(ctx context.Context, p *store.JobLeaseParams, queue
 		return writeRates(ctx, tx, byQueue, leased)
 	})
 	if err != nil {
-		return nil, err
+		for _, c := range live {
+			c.err = err
+		}
+		return
 	}
 	for q, a := range byQueue {
 		if at, ok := a.gate.WakeAt(); ok {
 			s.wake.SignalAfter(q, at.Sub(p.Now))
 		}
 	}
-	return leased, nil
+	byWorker := map[string][]*store.Job{}
+	for _, j := range leased {
+		byWorker[j.Lease.WorkerID] = append(byWorker[j.Lease.WorkerID], j)
+	}
+	for _, c := range live {
+		js := byWorker[c.worker]
+		n := min(len(js), c.max)
+		c.jobs, byWorker[c.worker] = append([]*store.Job{}, js[:n]...), js[n:]
+	}
 }
 
 // admitQueue takes queue's row and reads its candidates through its gate;
@@ -172,7 +215,9 @@ func (a *admitted) read(ctx context.Context, tx pgx.Tx, queue string, kinds []st
 			excluded = append(excluded, k)
 		}
 		query, args := candidateQuery(queue, kinds, excluded, after, page, true)
-		rows, err := tx.Query(ctx, query, args...)
+		// Planned for its queue: a generic plan, estimating an average
+		// queue, may sort the queue's whole backlog (see pickSQL).
+		rows, err := tx.Query(ctx, query, append([]any{planPerCall}, args...)...)
 		if err != nil {
 			return false, fmt.Errorf("read candidates of %q: %w", queue, err)
 		}
@@ -206,7 +251,7 @@ func (a *admitted) read(ctx context.Context, tx pgx.Tx, queue string, kinds []st
 	}
 	// The budget ran out before a page: were there jobs it held back?
 	query, args := candidateQuery(queue, kinds, nil, after, 1, false)
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (`+query+`)`, args...).Scan(&more); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (`+query+`)`, append([]any{planPerCall}, args...)...).Scan(&more); err != nil {
 		return false, fmt.Errorf("probe candidates of %q: %w", queue, err)
 	}
 	return more, nil

@@ -52,7 +52,16 @@ const (
 
 // KeyPrune deletes expired idempotency keys and webhook delivery ids.
 func (s *Store) KeyPrune(ctx context.Context, p *store.KeyPruneParams) (int, error) {
-	return s.deleteSome(ctx, "prune idempotency keys", pruneKeysSQL, store.Trunc(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
+	n, err := s.deleteSome(ctx, "prune idempotency keys", pruneKeysSQL, store.Trunc(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
+	if err != nil {
+		return n, err
+	}
+	// A key rate whose tat has passed reads as a full bucket, as no row
+	// does (store.KeyRateSlack).
+	rates, err := s.deleteSome(ctx, "prune key rates", `DELETE FROM key_rates WHERE (queue, key) IN (
+		SELECT queue, key FROM key_rates WHERE tat < $1 LIMIT $2)`,
+		store.Micros(p.Now.Add(-store.KeyRateSlack)), store.LimitOr(p.Limit, store.MaxBatch))
+	return n + rates, err
 }
 
 // WorkerPrune deletes long-silent workers that hold nothing.

@@ -48,13 +48,25 @@ func BenchmarkEnqueueBatch(b *testing.B) {
 
 // BenchmarkLeaseSettle measures the worker hot path: lease a batch, settle
 // it with one call.
+// From a queue without limits and from one with concurrency 1,000 (which
+// never binds here: it measures what the limited lease path costs).
 func BenchmarkLeaseSettle(b *testing.B) {
-	for _, batch := range []int{1, 100} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+	for _, c := range []struct {
+		batch, concurrency int
+	}{{1, 0}, {1, 1000}, {100, 0}, {100, 1000}} {
+		batch := c.batch
+		b.Run(fmt.Sprintf("batch=%d/concurrency=%d", batch, c.concurrency), func(b *testing.B) {
 			url := testURL(b)
 			s := open(b, url, "")
 			ctx := context.Background()
 			now := time.Now()
+			if c.concurrency > 0 {
+				n := c.concurrency
+				if _, err := s.QueueSetLimits(ctx, &store.QueueSetLimitsParams{Name: store.DefaultQueue,
+					Limits: &store.Limits{Concurrency: &n}, Now: now}); err != nil {
+					b.Fatal(err)
+				}
+			}
 			const refill = 20_000
 			enqueueN(b, s, refill, now)
 			cpu := serverCPU(b, url)

@@ -26,6 +26,10 @@ const (
 	pruneWorkersSQL = `DELETE FROM workers WHERE id IN (
 		SELECT id FROM workers WHERE last_heartbeat_at < ? AND NOT EXISTS (
 			SELECT 1 FROM jobs WHERE jobs.worker_id = workers.id AND jobs.state = 'running') LIMIT ?) RETURNING id`
+	// A key rate whose tat has passed reads as a full bucket, as no row
+	// does (store.KeyRateSlack).
+	pruneKeyRatesSQL = `DELETE FROM key_rates WHERE (queue, key) IN (
+		SELECT queue, key FROM key_rates WHERE tat < ? LIMIT ?) RETURNING key`
 	pruneNodesSQL = `DELETE FROM nodes WHERE id IN (
 		SELECT id FROM nodes WHERE last_heartbeat_at < ? LIMIT ?) RETURNING id`
 )
@@ -47,7 +51,22 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 
 // KeyPrune deletes expired idempotency keys and webhook delivery ids.
 func (s *Store) KeyPrune(ctx context.Context, p *store.KeyPruneParams) (int, error) {
-	return s.pruneSome(ctx, "prune idempotency keys", pruneKeysSQL, toMS(p.Now), p.Limit)
+	n, err := s.pruneSome(ctx, "prune idempotency keys", pruneKeysSQL, toMS(p.Now), p.Limit)
+	if err != nil {
+		return n, err
+	}
+	// Most stores hold no key rates: a read, not a write transaction,
+	// finds that.
+	cut := store.Micros(p.Now.Add(-store.KeyRateSlack))
+	var any bool
+	if err := s.r.GetContext(ctx, &any, `SELECT EXISTS (SELECT 1 FROM key_rates WHERE tat < ?)`, cut); err != nil {
+		return n, fmt.Errorf("find passed key rates: %w", err)
+	}
+	if !any {
+		return n, nil
+	}
+	rates, err := s.pruneSome(ctx, "prune key rates", pruneKeyRatesSQL, cut, p.Limit)
+	return n + rates, err
 }
 
 // WorkerPrune deletes long-silent workers that hold nothing.

@@ -25,6 +25,7 @@ var flowTests = []test{
 	{"MixedLease", testFlowMixedLease},
 	{"RateWakes", testFlowRateWakes},
 	{"ConcurrentLeasers", testFlowConcurrentLeasers},
+	{"KeyRateSurvivesPrune", testFlowKeyRateSurvivesPrune},
 }
 
 // testFlowKeyKept: a job's concurrency key is stored as given and read
@@ -436,5 +437,27 @@ func FlowRace(t *testing.T, stores []store.Store, now func() time.Time, queue st
 	}
 	if done != total {
 		t.Errorf("leased %d jobs in all, want %d", done, total)
+	}
+}
+
+// testFlowKeyRateSurvivesPrune: KeyPrune drops only key rate states whose
+// bucket is full again, never one that still holds a key back.
+func testFlowKeyRateSurvivesPrune(t *testing.T, h *harness) {
+	h.limit("q", &store.Limits{KeyRate: &store.Rate{Limit: 1, Period: time.Hour}})
+	h.enqueue(keyed("q", "a"), keyed("q", "a"))
+	h.leaseOne("w", "q")
+	h.advance(30 * time.Minute)
+	if _, err := h.s.KeyPrune(h.ctx, &store.KeyPruneParams{Now: h.now()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.lease("w", 10, "q")); n != 0 {
+		t.Fatalf("leased %d of key a within its hour, after a prune", n)
+	}
+	h.advance(time.Hour)
+	if _, err := h.s.KeyPrune(h.ctx, &store.KeyPruneParams{Now: h.now()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.lease("w", 10, "q")); n != 1 {
+		t.Errorf("leased %d of key a once its hour passed and its state was pruned, want 1", n)
 	}
 }

@@ -181,7 +181,17 @@ for _, src in ipairs(srcs) do
     end
     local m = qkey(g.q, 'm')
     if g.tatmoved then redis.call('HSET', m, 'tat', fmt(g.tat)) end
-    for k in pairs(g.kmoved) do redis.call('HSET', qkey(g.q, 'kt'), k, fmt(g.ktat[k])) end
+    -- The key rates' states expire with the latest of them, plus
+    -- store.KeyRateSlack: a state past its tat reads as none.
+    local kt, last = qkey(g.q, 'kt'), 0
+    for k in pairs(g.kmoved) do
+      redis.call('HSET', kt, k, fmt(g.ktat[k]))
+      last = math.max(last, g.ktat[k])
+    end
+    if last > 0 then
+      local ttl = math.ceil((last - now_us) / 1000) + 60000
+      if redis.call('PTTL', kt) < ttl then redis.call('PEXPIRE', kt, ttl) end
+    end
     for r in pairs(g.thr) do redis.call('HINCRBY', qkey(g.q, 'thr'), r, 1) end
     if g.wake then wakeups[#wakeups + 1], wakeups[#wakeups + 2] = g.q, fmt(g.wake) end
   end
