@@ -48,6 +48,9 @@ type admitted struct {
 // all in one UPDATE; the gates are then replayed over the jobs leased so
 // the rate state spends only real starts.
 func (s *Store) leaseLimited(ctx context.Context, queues, kinds []string, batch []*leaseCall) {
+	if s.leases.before != nil {
+		s.leases.before(len(batch))
+	}
 	var live []*leaseCall
 	p := &store.JobLeaseParams{Queues: queues, Kinds: kinds}
 	var workers []string
