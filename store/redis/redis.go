@@ -18,7 +18,11 @@
 //	{q}:done, {q}:dead, {q}:cancelled
 //	                   zsets: finished jobs by finished_at, for retention
 //	{q}:ids            zset: every job of the queue, scored 0, so newest first by id
-//	{q}:m              hash: paused
+//	{q}:m              hash: paused; limits (lim, store.Limits as JSON), slots (set
+//	                   when they count slots), the queue rate's GCRA state (tat)
+//	{q}:kr:<key>       set: the running jobs of a concurrency key
+//	{q}:kt             hash: each key rate's GCRA state, expiring with the latest
+//	{q}:thr            hash: leases each limit held back, by reason
 //	{q}:u:<key>        string: the unfinished job holding a unique_key
 //	workers, holders   zsets: workers (and those holding jobs) by last sign of life
 //	w:<id>, wj:<id>    hash: a worker's registration; set: the jobs it holds
