@@ -154,44 +154,9 @@ func (s *Store) leaseLimited(ctx context.Context, queues, kinds []string, batch 
 // nil when the queue is paused. A queue without limits (or whose limits
 // were cleared meanwhile) passes up to Max.
 func admitQueue(ctx context.Context, tx pgx.Tx, queue string, p *store.JobLeaseParams) (*admitted, error) {
-	var encoded *string
-	var tat int64
-	var paused bool
-	err := tx.QueryRow(ctx, `SELECT limits::text, rate_tat, paused FROM queues WHERE name = $1 FOR UPDATE`, queue).
-		Scan(&encoded, &tat, &paused)
-	switch {
-	case isNoRows(err):
-	case err != nil:
-		return nil, fmt.Errorf("lock queue %q: %w", queue, err)
-	case paused:
-		return nil, nil
-	}
-	gp := store.GateParams{Max: p.Max, TAT: tat, Now: p.Now}
-	if encoded != nil {
-		gp.Limits = &store.Limits{}
-		if err := json.Unmarshal([]byte(*encoded), gp.Limits); err != nil {
-			return nil, fmt.Errorf("limits of %q: %w", queue, err)
-		}
-	}
-	if l := gp.Limits; l != nil && l.Concurrency != nil {
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE state = 'running' AND limited AND queue = $1`,
-			queue).Scan(&gp.Running); err != nil {
-			return nil, fmt.Errorf("count running jobs of %q: %w", queue, err)
-		}
-	}
-	if l := gp.Limits; l != nil && l.KeyConcurrency != nil {
-		rows, err := tx.Query(ctx, `SELECT concurrency_key, count(*) FROM jobs
-			WHERE state = 'running' AND limited AND queue = $1 AND concurrency_key IS NOT NULL
-			GROUP BY concurrency_key`, queue)
-		if err != nil {
-			return nil, fmt.Errorf("count running jobs of %q by key: %w", queue, err)
-		}
-		gp.KeyRunning = map[string]int{}
-		var key string
-		var n int
-		if _, err := pgx.ForEachRow(rows, []any{&key, &n}, func() error { gp.KeyRunning[key] = n; return nil }); err != nil {
-			return nil, fmt.Errorf("count running jobs of %q by key: %w", queue, err)
-		}
+	gp, paused, err := lockQueue(ctx, tx, queue, p)
+	if err != nil || paused {
+		return nil, err
 	}
 	a := &admitted{gate: store.NewGate(gp), params: gp, keyTATs: map[string]int64{}}
 	more, err := a.read(ctx, tx, queue, p.Kinds)
@@ -339,4 +304,46 @@ func writeRates(ctx context.Context, tx pgx.Tx, byQueue map[string]*admitted, le
 		}
 	}
 	return nil
+}
+
+// lockQueue takes queue's row and reads what its gate needs, in one round
+// trip: the statements of a batch run one after the other, each with a
+// snapshot of its own, so the counts, which follow the lock, see every
+// lease of the queue that committed before it. Without limits the counts
+// go unused; they read a partial index of the limited running rows only.
+func lockQueue(ctx context.Context, tx pgx.Tx, queue string, p *store.JobLeaseParams) (gp store.GateParams, paused bool, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT limits::text, rate_tat, paused FROM queues WHERE name = $1 FOR UPDATE`, queue)
+	b.Queue(`SELECT count(*) FROM jobs WHERE state = 'running' AND limited AND queue = $1`, queue)
+	b.Queue(`SELECT concurrency_key, count(*) FROM jobs
+		WHERE state = 'running' AND limited AND queue = $1 AND concurrency_key IS NOT NULL
+		GROUP BY concurrency_key`, queue)
+	res := tx.SendBatch(ctx, b)
+	defer res.Close()
+	var encoded *string
+	gp = store.GateParams{Max: p.Max, Now: p.Now}
+	err = res.QueryRow().Scan(&encoded, &gp.TAT, &paused)
+	if err != nil && !isNoRows(err) {
+		return gp, false, fmt.Errorf("lock queue %q: %w", queue, err)
+	}
+	if err := res.QueryRow().Scan(&gp.Running); err != nil {
+		return gp, false, fmt.Errorf("count running jobs of %q: %w", queue, err)
+	}
+	rows, err := res.Query()
+	if err != nil {
+		return gp, false, fmt.Errorf("count running jobs of %q by key: %w", queue, err)
+	}
+	gp.KeyRunning = map[string]int{}
+	var key string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&key, &n}, func() error { gp.KeyRunning[key] = n; return nil }); err != nil {
+		return gp, false, fmt.Errorf("count running jobs of %q by key: %w", queue, err)
+	}
+	if encoded != nil {
+		gp.Limits = &store.Limits{}
+		if err := json.Unmarshal([]byte(*encoded), gp.Limits); err != nil {
+			return gp, false, fmt.Errorf("limits of %q: %w", queue, err)
+		}
+	}
+	return gp, paused, res.Close()
 }
