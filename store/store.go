@@ -240,6 +240,7 @@ type JobListParams struct {
 	Queue    string
 	State    State
 	Kind     string
+	Schedule string // the schedule that fired the jobs; "" for any
 	Limit    int
 	Cursor   string // the id of the last job of the previous page
 	MaxBytes int    // the page's byte budget; 0: none
