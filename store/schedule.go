@@ -82,8 +82,7 @@ type ScheduleSpec struct {
 type Schedule struct {
 	ScheduleSpec
 	Source ScheduleSource
-	// SpecHash is Hash of the spec last written; "" for a file schedule
-	// paused because the file no longer names it.
+	// SpecHash is Hash of the spec last written.
 	SpecHash     string
 	NextFireAt   time.Time
 	LastFireAt   *time.Time // the slot of the last job fired
@@ -179,4 +178,60 @@ func (s *ScheduleSpec) JobSpec(slot, runAt time.Time) JobSpec {
 		MaxAttempts: j.MaxAttempts, Timeout: j.Timeout, Backoff: j.Backoff, Tags: j.Tags, Metadata: j.Metadata,
 		Schedule: &name, ScheduledFor: &at,
 	}
+}
+
+type ScheduleDeleteParams struct {
+	Name   string
+	Source ScheduleSource // "": any
+}
+
+type ScheduleFireParams struct {
+	Name       string
+	NextFireAt time.Time // expected
+	Version    int64     // expected
+	Jobs       []JobSpec // from Schedule.Jobs, oldest slot first
+	Missed     int64
+	Next       time.Time // the new next_fire_at
+	Now        time.Time
+}
+
+type ScheduleFireResult struct {
+	Won     bool
+	Jobs    []*Job // inserted
+	Skipped int64  // jobs left out by overlap skip
+}
+
+type ScheduleGetParams struct {
+	Name string
+}
+
+type ScheduleListParams struct{}
+
+type ScheduleListDueParams struct {
+	Limit int // 0: ScheduleBatch
+	Now   time.Time
+}
+
+type ScheduleSetPausedParams struct {
+	Name   string
+	Paused bool
+	Now    time.Time
+}
+
+type ScheduleTriggerParams struct {
+	Name string
+	Now  time.Time
+}
+
+type ScheduleUpsertParams struct {
+	Spec      ScheduleSpec // normalized and checked
+	Source    ScheduleSource
+	IfChanged bool
+	Now       time.Time
+}
+
+type ScheduleUpsertResult struct {
+	Schedule *Schedule
+	Created  bool
+	Changed  bool // false: IfChanged found the same spec
 }

@@ -108,3 +108,13 @@ func ScheduleJitter(name string, slot time.Time, max time.Duration) time.Duratio
 	h.Write(binary.BigEndian.AppendUint64(nil, uint64(slot.UnixMilli())))
 	return time.Duration(h.Sum64()%uint64(ms+1)) * time.Millisecond
 }
+
+// OverlapKeep is what overlap skip leaves of a fire's jobs: none while the
+// last fire's job is unfinished (busy), else the first alone, since each
+// job it inserts is then the unfinished one.
+func OverlapKeep(jobs []JobSpec, busy bool) []JobSpec {
+	if busy || len(jobs) == 0 {
+		return nil
+	}
+	return jobs[:1]
+}
