@@ -99,7 +99,7 @@ type Schedule struct {
 
 // Normalize fills the defaults of s in place.
 func (s *ScheduleSpec) Normalize() {
-	if s.Cron != "" && s.Timezone == "" {
+	if s.Timezone == "" {
 		s.Timezone = "UTC"
 	}
 	if s.Catchup == "" {
