@@ -224,3 +224,30 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// --schedules (or TETHER_SCHEDULES) reads the file at start; a file the
+// API would refuse stops the server, naming the entry's field.
+func TestSchedulesFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good, bad := dir+"/good.json", dir+"/bad.json"
+	write := func(path, text string) {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(good, `{"schedules": [{"name": "tick", "every_ms": 1000, "job": {"kind": "k"}}]}`)
+	write(bad, `{"schedules": [{"name": "tick", "every_ms": 1000, "job": {"kind": "k", "prio": 1}}]}`)
+	c, err := parseConfig(nil, env(map[string]string{"TETHER_SCHEDULES": good}), io.Discard)
+	if err != nil || c.schedulesFile != good || len(c.schedules) != 1 || c.schedules[0].Name != "tick" {
+		t.Errorf("TETHER_SCHEDULES: %+v, %v", c.schedules, err)
+	}
+	for path, want := range map[string]string{
+		bad:                "--schedules " + bad + ": schedules[0].job.prio",
+		dir + "/none.json": "--schedules: open",
+	} {
+		if _, err := parseConfig([]string{"--schedules", path}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--schedules %s: %v, want an error with %q", path, err, want)
+		}
+	}
+}

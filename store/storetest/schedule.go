@@ -13,6 +13,7 @@ import (
 var scheduleTests = []test{
 	{"Upsert", testScheduleUpsert},
 	{"UpsertFileIsReadOnly", testScheduleUpsertFile},
+	{"UpsertIfChangedConcurrent", testScheduleUpsertIfChangedConcurrent},
 	{"Fire", testScheduleFire},
 	{"FireLostCAS", testScheduleFireLost},
 	{"FireConcurrent", testScheduleFireConcurrent},
@@ -121,6 +122,35 @@ func testScheduleUpsertFile(t *testing.T, h *harness) {
 	h.upsert(every("a", time.Minute), store.SourceFile)
 	if got := h.schedule("a"); got.Source != store.SourceFile || got.Version != 2 {
 		t.Errorf("file over API: source %s version %d", got.Source, got.Version)
+	}
+}
+
+// Replicas starting together upsert the same file spec IfChanged at once:
+// exactly one writes, for a new schedule and for a changed one.
+func testScheduleUpsertIfChangedConcurrent(t *testing.T, h *harness) {
+	spec := every("f", time.Minute)
+	for round, wantVersion := range []int64{1, 2} {
+		var wg sync.WaitGroup
+		changed := make([]bool, 8)
+		for i := range changed {
+			wg.Go(func() {
+				r, err := h.s.ScheduleUpsert(h.ctx, &store.ScheduleUpsertParams{Spec: spec, Source: store.SourceFile,
+					IfChanged: true, Now: h.now()})
+				if err != nil {
+					t.Errorf("upsert %d: %v", i, err)
+					return
+				}
+				changed[i] = r.Changed
+			})
+		}
+		wg.Wait()
+		if n := countTrue(changed); n != 1 {
+			t.Errorf("round %d: %d upserts wrote, want 1", round, n)
+		}
+		if got := h.schedule("f"); got.Version != wantVersion {
+			t.Errorf("round %d: version %d, want %d", round, got.Version, wantVersion)
+		}
+		spec.Every = time.Hour
 	}
 }
 
