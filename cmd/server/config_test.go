@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +251,26 @@ func TestSchedulesFlag(t *testing.T) {
 		if _, err := parseConfig([]string{"--schedules", path}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--schedules %s: %v, want an error with %q", path, err, want)
 		}
+	}
+}
+
+// The README's schedules-file example is a file the server accepts.
+func TestReadmeSchedulesFile(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```json\n(\\{\"schedules\".*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README has no schedules file example")
+	}
+	path := filepath.Join(t.TempDir(), "schedules.json")
+	if err := os.WriteFile(path, m[1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := loadSchedules(path)
+	if err != nil || len(specs) != 2 {
+		t.Errorf("README's schedules file: %d specs, %v", len(specs), err)
 	}
 }
