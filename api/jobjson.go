@@ -90,13 +90,17 @@ func appendJob(b []byte, v *jobView) []byte {
 	}
 	b = append(b, `,"trace":`...)
 	if v.Trace == nil {
-		return append(b, "null}"...)
+		b = append(b, "null"...)
+	} else {
+		b = appendField(b, `{"traceparent":`, v.Trace.Parent)
+		if v.Trace.State != "" { // omitempty
+			b = appendField(b, `,"tracestate":`, v.Trace.State)
+		}
+		b = append(b, '}')
 	}
-	b = appendField(b, `{"traceparent":`, v.Trace.Parent)
-	if v.Trace.State != "" { // omitempty
-		b = appendField(b, `,"tracestate":`, v.Trace.State)
-	}
-	return append(b, "}}"...)
+	b = appendOptString(append(b, `,"schedule":`...), v.Schedule)
+	b = appendStamp(append(b, `,"scheduled_for":`...), v.ScheduledFor)
+	return append(b, '}')
 }
 
 func appendField(b []byte, key, s string) []byte { return appendString(append(b, key...), s) }

@@ -26,7 +26,7 @@ func TestEnqueueWireFormat(t *testing.T) {
 		"run_at":  ms(t0), "created_at": ms(t0), "started_at": nil, "finished_at": nil,
 		"unique_key": nil, "tags": []any{}, "metadata": map[string]any{},
 		"last_error": nil, "result": nil, "progress": nil, "cancel_requested": false,
-		"rescues": 0.0, "dead_reason": nil, "lease": nil, "trace": nil,
+		"rescues": 0.0, "dead_reason": nil, "lease": nil, "trace": nil, "schedule": nil, "scheduled_for": nil,
 	}
 	for k, v := range want {
 		if fmt.Sprint(got[k]) != fmt.Sprint(v) {

@@ -142,6 +142,12 @@ func (f *fakeStore) JobPromote(_ context.Context, p *store.JobPromoteParams) (in
 	return n, nil
 }
 
+func (f *fakeStore) ScheduleListDue(context.Context, *store.ScheduleListDueParams) ([]*store.Schedule, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return nil, f.call("ScheduleListDue")
+}
+
 func (f *fakeStore) KeyPrune(context.Context, *store.KeyPruneParams) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -104,6 +104,10 @@ type Job struct {
 	DeadReason      *DeadReason
 	Lease           *Lease // set while running
 	Trace           *Trace // nil: none
+	// Schedule and ScheduledFor are the schedule that fired the job and
+	// the slot it fired for; nil for a job a producer enqueued.
+	Schedule     *string
+	ScheduledFor *time.Time
 
 	// Attempts is filled by JobGet only, oldest first.
 	Attempts []Attempt
@@ -171,6 +175,9 @@ type JobSpec struct {
 	Tags        []string
 	Metadata    json.RawMessage
 	Trace       *Trace
+	// Schedule and ScheduledFor are set by a schedule's fire only.
+	Schedule     *string
+	ScheduledFor *time.Time
 }
 
 // Normalize fills the defaults of s in place; now is the run_at of a spec
@@ -217,7 +224,7 @@ func (s *JobSpec) NewJob(id string, now time.Time) *Job {
 		ID: id, Queue: s.Queue, Kind: s.Kind, Payload: s.Payload, Priority: s.Priority,
 		State: state, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Backoff: s.Backoff,
 		RunAt: s.RunAt, CreatedAt: now, UniqueKey: s.UniqueKey, Tags: s.Tags, Metadata: s.Metadata,
-		Trace: s.Trace,
+		Trace: s.Trace, Schedule: s.Schedule, ScheduledFor: s.ScheduledFor,
 	}
 }
 

@@ -118,6 +118,41 @@ type Store interface {
 	// QueueSetPaused pauses or resumes a queue, creating it if needed.
 	QueueSetPaused(ctx context.Context, p *QueueSetPausedParams) (*Queue, error)
 
+	// ScheduleDelete deletes a schedule; the jobs it enqueued stay. Returns
+	// ErrNotFound, or ErrInvalidState when Source is set and the schedule's
+	// is another.
+	ScheduleDelete(ctx context.Context, p *ScheduleDeleteParams) error
+	// ScheduleFire is one atomic transition: a compare-and-set on (Name,
+	// NextFireAt, Version) that moves next_fire_at to Next, adds Missed to
+	// missed_total, and inserts the Jobs through the same path as
+	// JobEnqueue, except under overlap skip: while the last fire's job is
+	// unfinished every job is skipped, otherwise the first is inserted and
+	// the rest skipped (each then leaves one unfinished). A fire that lost
+	// the compare-and-set changes nothing and returns Won false; a missing
+	// schedule is lost too.
+	ScheduleFire(ctx context.Context, p *ScheduleFireParams) (*ScheduleFireResult, error)
+	// ScheduleGet returns a schedule. Returns ErrNotFound.
+	ScheduleGet(ctx context.Context, p *ScheduleGetParams) (*Schedule, error)
+	// ScheduleList returns every schedule, by name.
+	ScheduleList(ctx context.Context, p *ScheduleListParams) ([]*Schedule, error)
+	// ScheduleListDue returns up to Limit schedules not paused whose
+	// next_fire_at is at or before Now, the earliest first.
+	ScheduleListDue(ctx context.Context, p *ScheduleListDueParams) ([]*Schedule, error)
+	// ScheduleSetPaused pauses or resumes a schedule (version + 1); resuming
+	// recomputes next_fire_at from Now, so paused slots are not missed.
+	// Returns ErrNotFound.
+	ScheduleSetPaused(ctx context.Context, p *ScheduleSetPausedParams) (*Schedule, error)
+	// ScheduleTrigger enqueues the schedule's job now, scheduled_for Now,
+	// whatever its overlap policy, leaving next_fire_at as it is. Returns
+	// ErrNotFound.
+	ScheduleTrigger(ctx context.Context, p *ScheduleTriggerParams) (*Job, error)
+	// ScheduleUpsert creates a schedule (version 1) or replaces its spec
+	// (version + 1), next_fire_at computed from Now either way; counters,
+	// last fire and created_at are kept. With IfChanged, a schedule of the
+	// same Source whose spec hash is the spec's is left as it is. Returns
+	// ErrInvalidState when Source is api and the schedule's is file.
+	ScheduleUpsert(ctx context.Context, p *ScheduleUpsertParams) (*ScheduleUpsertResult, error)
+
 	// StatsGet returns job counts by state and the rescue total: every
 	// rescue ever made, not reduced by retries or pruning.
 	StatsGet(ctx context.Context, p *StatsGetParams) (*Stats, error)
@@ -240,6 +275,7 @@ type JobListParams struct {
 	Queue    string
 	State    State
 	Kind     string
+	Schedule string // the schedule that fired the jobs; "" for any
 	Limit    int
 	Cursor   string // the id of the last job of the previous page
 	MaxBytes int    // the page's byte budget; 0: none

@@ -41,6 +41,8 @@ const (
 	fPayload    = "pl"
 	fTraceP     = "tp"
 	fTraceS     = "ts"
+	fSchedule   = "sc"
+	fSlot       = "sf"
 )
 
 // decodeJob reads a job as lib_job.lua's reply gives it: {id, field/value
@@ -110,6 +112,7 @@ func decodeJob(v any) (*store.Job, map[string]string, error) {
 	if tp, ok := f[fTraceP]; ok {
 		j.Trace = &store.Trace{Parent: tp, State: f[fTraceS]}
 	}
+	j.Schedule, j.ScheduledFor = optStr(f, fSchedule), optTime(f, fSlot)
 	return j, f, nil
 }
 

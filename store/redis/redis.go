@@ -29,6 +29,10 @@
 //	tp:<minute>        hash: attempts closed in that minute (ms), by outcome, for
 //	                   ThroughputList; expires after 25 hours (insights.go)
 //	rescues            zset: the newest 10000 rescues by time, for RescueList
+//	sc:<name>          hash: a schedule (schedule.go names its fields)
+//	schedules          zset: schedule names, scored 0, so by name
+//	scdue              zset: schedules not paused, by next_fire_at
+//	sj:<name>          zset: the ids of the jobs a schedule fired, scored 0
 //	migrations         set: names of the one-off changes to the keys that Open
 //	                   has made (retryindex.go)
 //

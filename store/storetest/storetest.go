@@ -93,6 +93,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Prune", pruneTests},
 		{"Bounds", boundTests},
 		{"Protocol", protocolTests},
+		{"Schedule", scheduleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
