@@ -1,6 +1,8 @@
 package web
 
 import (
+	"net/url"
+
 	"github.com/a-h/templ"
 
 	"github.com/tetherq/tether/store"
@@ -12,7 +14,7 @@ type retriesPanel struct {
 	Heading string
 	Queue   string
 	Jobs    []retryRow
-	Next    string // the next page's URL, if any
+	Pages   pages
 	Back    string
 }
 
@@ -45,9 +47,7 @@ func (d *dash) retriesPanel(rq *request) (templ.Component, error) {
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
-	if page.NextCursor != "" {
-		m.Next = withQuery("/retries", "queue", queue, "cursor", page.NextCursor)
-	}
+	m.Pages = trailOf(rq).links("/retries", url.Values{"queue": {queue}}, page.NextCursor)
 	return retriesView(m), nil
 }
 
