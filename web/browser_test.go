@@ -43,6 +43,7 @@ func TestBrowser(t *testing.T) {
 			t.Run("WorkersLive", func(t *testing.T) { testWorkersLive(t, ctx, srv) })
 			t.Run("Pages", func(t *testing.T) { testPages(t, ctx, srv, dead) })
 			t.Run("RetryDead", func(t *testing.T) { testRetryDead(t, ctx, srv, dead[0]) })
+			t.Run("BulkRetryAsksFirst", func(t *testing.T) { testBulkRetry(t, ctx, srv) })
 			t.Run("PauseQueue", func(t *testing.T) { testPauseQueue(t, ctx, srv) })
 			t.Run("WithoutJavaScript", func(t *testing.T) { testWithoutJS(t, ctx, srv) })
 			t.Run("CrossSiteForm", func(t *testing.T) { testCrossSiteForm(t, ctx, srv, dead[1]) })

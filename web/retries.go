@@ -15,7 +15,10 @@ type retriesPanel struct {
 	Queue   string
 	Jobs    []retryRow
 	Pages   pages
-	Back    string
+	// Total counts the retrying jobs of the queue (or every queue), from
+	// the maintained counts.
+	Total int64
+	Back  string
 }
 
 type retryRow struct {
@@ -38,7 +41,16 @@ func (d *dash) retriesPanel(rq *request) (templ.Component, error) {
 	if err != nil {
 		return nil, err
 	}
+	queues, err := d.queues(rq)
+	if err != nil {
+		return nil, err
+	}
 	m := retriesPanel{Heading: rq.heading("Retrying"), Queue: queue, Back: rq.back}
+	for _, q := range queues {
+		if queue == "" || q.Name == queue {
+			m.Total += q.Retrying
+		}
+	}
 	for _, j := range page.Jobs {
 		row := retryRow{JobID: j.ID, Queue: j.Queue, Kind: j.Kind, Attempt: j.Attempt, Max: j.MaxAttempts,
 			NextRun: instantAt(j.RunAt, rq.now)}
