@@ -18,6 +18,7 @@ type fakeStore struct {
 	mu         sync.Mutex
 	nodes      map[string]*store.Node
 	running    []store.Orphan // running jobs; LastHeartbeatAt is the owner's
+	missCAS    bool           // JobRecover wins nothing: its compare-and-set keeps missing
 	expired    int            // leases JobReap will end
 	due        int            // scheduled jobs JobPromote will move
 	finished   int            // jobs JobPrune will delete
@@ -97,15 +98,25 @@ func (f *fakeStore) JobRecover(_ context.Context, p *store.JobRecoverParams) ([]
 	if err := f.call("JobRecover"); err != nil {
 		return nil, err
 	}
-	var won []*store.Job
+	if f.missCAS {
+		return nil, nil
+	}
+	// The compare-and-set: same job, owner and token. One pass over the
+	// running jobs, so that a tick of 50,000 rescues stays quick.
+	take := make(map[store.Orphan]bool, len(p.Orphans))
 	for _, o := range p.Orphans {
-		i := slices.Index(f.running, o) // the compare-and-set: same job, owner and token
-		if i < 0 {
+		take[o] = true
+	}
+	var won []*store.Job
+	kept := f.running[:0]
+	for _, o := range f.running {
+		if take[o] {
+			won = append(won, &store.Job{ID: o.JobID, State: store.StateAvailable, Rescues: 1})
 			continue
 		}
-		f.running = slices.Delete(f.running, i, i+1)
-		won = append(won, &store.Job{ID: o.JobID, State: store.StateAvailable, Rescues: 1})
+		kept = append(kept, o)
 	}
+	f.running = kept
 	return won, nil
 }
 

@@ -8,14 +8,19 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// recoverBatch is how many orphans one JobListOrphans call returns: enough
-// to clear a dead worker's in-flight jobs in one round trip, small enough
-// that one JobRecover transaction stays short.
+// recoverBatch is how many orphans one JobListOrphans call returns and one
+// JobRecover call rescues: enough that a batch's round trips are a small
+// part of its cost. (SQLite commits every few dozen of them, so the live
+// workers' writes pass between; see sqlite.writeChunk.)
 const recoverBatch = store.MaxBatch
 
-// recoverMaxBatches bounds one tick's recovery so a store whose CAS keeps
-// missing cannot spin the loop; the rest waits for the next tick.
-const recoverMaxBatches = 10
+// recoverMaxBatches bounds one tick's recovery at 50,000 orphans: a tick
+// rescues every orphan it finds, so 10,000 jobs of 100 workers that went
+// silent together are back one tick after the tick that saw them dead. A
+// batch that wins nothing ends the tick's recovery (another node won the
+// race, or the store keeps missing its compare-and-set), so the loop never
+// spins; the next tick lists again.
+const recoverMaxBatches = 50
 
 // recoverer rescues running jobs whose owner has been silent for DeadAfter.
 // Every node runs it; JobRecover's compare-and-set makes exactly one win
@@ -54,7 +59,7 @@ func (r *recoverer) runOnce(ctx context.Context, now time.Time) (int, error) {
 		}
 		won += len(jobs)
 		r.metrics.observeRescues(orphans, jobs, now)
-		if len(orphans) < recoverBatch {
+		if len(orphans) < recoverBatch || len(jobs) == 0 {
 			break
 		}
 	}

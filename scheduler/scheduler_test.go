@@ -231,6 +231,55 @@ func TestRecoverDrainsFullBatches(t *testing.T) {
 	}
 }
 
+// orphansOf adds n running jobs of workers silent since t0 − 20 s, spread
+// over workers workers.
+func (f *fakeStore) orphansOf(n, workers int) {
+	for i := range n {
+		f.running = append(f.running, store.Orphan{
+			JobID: fmt.Sprintf("job-%d", i), WorkerID: fmt.Sprintf("w-%d", i%workers), Token: fmt.Sprint(i),
+			LastHeartbeatAt: t0.Add(-20 * time.Second),
+		})
+	}
+}
+
+// A tick rescues every orphan it finds, up to recoverMaxBatches full
+// batches: 10,000 jobs of 100 workers that went silent together are back
+// in the tick that sees them dead, and a bigger pile drains over the next
+// ticks.
+func TestRecoverBulkInOneTick(t *testing.T) {
+	t.Parallel()
+	f := setup(t, Config{DeadAfter: 2 * time.Second})
+	f.store.orphansOf(10_000, 100)
+	f.s.Tick(t.Context())
+	if len(f.store.running) != 0 {
+		t.Fatalf("%d of 10,000 orphans still running after the tick", len(f.store.running))
+	}
+
+	f.store.orphansOf(recoverMaxBatches*recoverBatch+10, 100)
+	f.s.Tick(t.Context())
+	if len(f.store.running) != 10 {
+		t.Errorf("%d orphans left after a tick, want 10 (the tick's bound is %d batches)", len(f.store.running), recoverMaxBatches)
+	}
+	f.s.Tick(t.Context())
+	if len(f.store.running) != 0 {
+		t.Errorf("%d orphans left after the next tick", len(f.store.running))
+	}
+}
+
+// A batch that wins nothing (another node won every job of it, or the
+// store's compare-and-set keeps missing) ends the tick's recovery instead
+// of listing the same orphans again.
+func TestRecoverStopsWhenABatchWinsNothing(t *testing.T) {
+	t.Parallel()
+	f := setup(t, Config{DeadAfter: 2 * time.Second})
+	f.store.orphansOf(3*recoverBatch, 30)
+	f.store.missCAS = true
+	f.s.Tick(t.Context())
+	if l, r := f.store.count("JobListOrphans"), f.store.count("JobRecover"); l != 1 || r != 1 {
+		t.Errorf("a tick whose batch won nothing listed %d times and recovered %d times, want once each", l, r)
+	}
+}
+
 func TestRecoveryLatency(t *testing.T) {
 	t.Parallel()
 	f := setup(t, Config{})
@@ -273,11 +322,11 @@ tether_recovery_latency_seconds_count 2
 func TestBatchedTasksAreBounded(t *testing.T) {
 	t.Parallel()
 	f := setup(t, Config{})
-	f.store.finished = 5000
+	f.store.finished = pruneMaxBatches*pruneBatch + 2000
 	f.store.expired = 10*reapBatch + 1
 	f.s.Tick(t.Context())
 	if f.store.finished != 2000 {
-		t.Errorf("one tick left %d finished jobs, want 2000 (three batches pruned)", f.store.finished)
+		t.Errorf("one tick left %d finished jobs, want 2000 (%d batches pruned)", f.store.finished, pruneMaxBatches)
 	}
 	if f.store.expired != 1 {
 		t.Errorf("one tick left %d expired leases, want 1", f.store.expired)

@@ -26,22 +26,6 @@ func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) (str
 	return planLines(s.pool.Query(ctx, "EXPLAIN "+query, args...))
 }
 
-// GenericPlanForTest returns the plan Postgres would cache for query once
-// it stops planning each call on its arguments (plan_cache_mode
-// force_generic_plan), one node a line.
-func (s *Store) GenericPlanForTest(ctx context.Context, query string, args ...any) (string, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
-		return "", err
-	}
-	defer conn.Exec(ctx, "RESET plan_cache_mode")
-	return planLines(conn.Query(ctx, "EXPLAIN "+query, args...))
-}
-
 func planLines(rows pgx.Rows, err error) (string, error) {
 	if err != nil {
 		return "", err
@@ -77,15 +61,21 @@ func (s *Store) ChannelForTest() string { return s.channel }
 func (s *Store) RefuseListenForTest(refuse bool) { s.lis.refuse.Store(refuse) }
 
 // HotPath is a statement the hot paths or the scheduler run on every call
-// or tick, with sample arguments.
+// or tick, with sample arguments, and the index its plan must read, if one
+// is required. Args start with PerCallMode for a statement planned at
+// each execution, which has no generic plan to check.
 type HotPath struct {
-	Name string
-	SQL  string
-	Args []any
+	Name  string
+	SQL   string
+	Args  []any
+	Index string
 }
 
+// PerCallMode is how a statement planned at each execution is run.
+const PerCallMode = planPerCall
+
 // HotPathsForTest lists the statements whose cost must not grow with the
-// number of finished jobs. Lists hold 1,000 ids, the largest batch the API
+// number of finished jobs: the hot paths and the scheduler's. Lists hold 1,000 ids, the largest batch the API
 // allows, so a plan that hash-joins for a long list shows.
 func HotPathsForTest(now time.Time) []HotPath {
 	queues := []string{"default", "other"}
@@ -95,23 +85,26 @@ func HotPathsForTest(now time.Time) []HotPath {
 		ids[i], strs[i], times[i] = uuid.Must(uuid.NewV7()).String(), "x", now
 	}
 	return []HotPath{
-		{"lease", leaseQuery(1, false), []any{"w", now, queues[:1], n}},
-		{"lease by kind", leaseQuery(1, true), []any{"w", now, queues[:1], n, []string{"k"}}},
-		{"lease from several queues", leaseQuery(2, false), []any{"w", now, queues, n}},
-		{"merged lease", leaseManyQuery(1, false), []any{[]string{"w1", "w2"}, times[:2], queues[:1], n, []int32{n / 2, n}}},
-		{"merged lease by kind", leaseManyQuery(2, true), []any{[]string{"w1", "w1"}, times[:2], queues, n, []int32{n / 2, n}, []string{"k"}}},
-		{"ack", ackSQL, []any{times, ids, strs, nulls}},
-		{"end deliveries", endSQL, []any{now, ids, strs, strs, ints, ints, times, nulls, bools, nulls, ints, strs,
-			nulls, make([]*time.Time, n), bools, strs, strs}},
-		{"promote", promoteSQL, []any{now, n}},
-		{"reap", lockExpiredSQL, []any{now, n}},
-		{"list orphans", orphansSQL, []any{now, []string{"node-1"}, n}},
-		{"recover", lockOrphansSQL, []any{ids, strs, strs}},
-		{"heartbeat", heartbeatSQL, []any{"w", now}},
-		{"job history", attemptsSQL, []any{ids[0], store.MaxAttemptsShown}},
-		{"prune", pruneJobsSQL, []any{now.Add(-24 * time.Hour), now.Add(-30 * 24 * time.Hour), n}},
-		{"queue counts", countsSQL, nil},
-		{"oldest available", oldestSQL, []any{"default"}},
+		{"lease", leaseQuery(1, false), []any{"w", now, queues[:1], n}, ""},
+		{"lease by kind", leaseQuery(1, true), []any{"w", now, queues[:1], n, []string{"k"}}, ""},
+		{"lease from several queues", leaseQuery(2, false), []any{"w", now, queues, n}, ""},
+		{"merged lease", leaseManyQuery(1, false), []any{[]string{"w1", "w2"}, times[:2], queues[:1], n, []int32{n / 2, n}}, ""},
+		{"merged lease by kind", leaseManyQuery(2, true), []any{[]string{"w1", "w1"}, times[:2], queues, n, []int32{n / 2, n}, []string{"k"}}, ""},
+		{"ack", ackSQL, []any{times, ids, strs, nulls}, ""},
+		{"end deliveries", endSQL, []any{planPerCall, now, ids, strs, strs, ints, ints, times, nulls, bools, nulls, ints, strs,
+			nulls, make([]*time.Time, n), bools, strs, strs}, ""},
+		{"promote", promoteSQL, []any{now, n}, "jobs_scheduled"},
+		{"reap", lockExpiredSQL, []any{now, n}, "jobs_running_expiry"},
+		{"list orphans", orphansSQL, []any{now, []string{"node-1"}, n}, "jobs_running_worker"},
+		{"recover", lockOrphansSQL, []any{ids, strs, strs}, ""},
+		{"heartbeat", heartbeatSQL, []any{"w", now}, ""},
+		{"job history", attemptsSQL, []any{ids[0], store.MaxAttemptsShown}, ""},
+		{"prune", pruneJobsSQL, []any{now.Add(-24 * time.Hour), now.Add(-30 * 24 * time.Hour), n}, "jobs_succeeded_finished"},
+		{"prune keys", pruneKeysSQL, []any{now, n}, "idempotency_keys_expiry"},
+		{"prune workers", pruneWorkersSQL, []any{now.Add(-24 * time.Hour), n}, "jobs_running_worker"},
+		{"prune nodes", pruneNodesSQL, []any{now.Add(-24 * time.Hour), n}, ""},
+		{"queue counts", countsSQL, nil, ""},
+		{"oldest available", oldestSQL, []any{"default"}, ""},
 	}
 }
 

@@ -37,24 +37,32 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 	return n, nil
 }
 
+// Statements of the other prunes: each deletes up to $2 rows older than
+// $1. Workers and nodes are small tables, scanned (no index covers
+// last_heartbeat_at, so their heartbeats stay HOT updates).
+const (
+	pruneKeysSQL = `DELETE FROM idempotency_keys WHERE key IN (
+		SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`
+	pruneWorkersSQL = `DELETE FROM workers WHERE id IN (
+		SELECT id FROM workers w WHERE last_heartbeat_at < $1 AND NOT EXISTS (
+			SELECT 1 FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running') LIMIT $2)`
+	pruneNodesSQL = `DELETE FROM nodes WHERE id IN (
+		SELECT id FROM nodes WHERE last_heartbeat_at < $1 LIMIT $2)`
+)
+
 // KeyPrune deletes expired idempotency keys and webhook delivery ids.
 func (s *Store) KeyPrune(ctx context.Context, p *store.KeyPruneParams) (int, error) {
-	return s.deleteSome(ctx, "prune idempotency keys", `DELETE FROM idempotency_keys WHERE key IN (
-		SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`, store.Trunc(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
+	return s.deleteSome(ctx, "prune idempotency keys", pruneKeysSQL, store.Trunc(p.Now), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // WorkerPrune deletes long-silent workers that hold nothing.
 func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (int, error) {
-	return s.deleteSome(ctx, "prune workers", `DELETE FROM workers WHERE id IN (
-		SELECT id FROM workers w WHERE last_heartbeat_at < $1 AND NOT EXISTS (
-			SELECT 1 FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running') LIMIT $2)`,
-		store.Trunc(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
+	return s.deleteSome(ctx, "prune workers", pruneWorkersSQL, store.Trunc(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // NodePrune deletes long-silent nodes.
 func (s *Store) NodePrune(ctx context.Context, p *store.NodePruneParams) (int, error) {
-	return s.deleteSome(ctx, "prune nodes", `DELETE FROM nodes WHERE id IN (
-		SELECT id FROM nodes WHERE last_heartbeat_at < $1 LIMIT $2)`, store.Trunc(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
+	return s.deleteSome(ctx, "prune nodes", pruneNodesSQL, store.Trunc(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
 }
 
 // deleteSome runs one bounded delete and returns how many rows it deleted;

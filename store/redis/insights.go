@@ -93,7 +93,7 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 	if strings.Trim(prefix, "0123456789abcdef-") != "" {
 		return &store.JobPage{Jobs: []*store.Job{}}, nil // no id starts with it
 	}
-	v, err := s.call(ctx, "search", p.Queue, string(p.State), p.Kind, p.Cursor, max(limit, insightsBatch), limit, prefix,
+	v, err := s.call(ctx, "list", p.Queue, string(p.State), p.Kind, p.Cursor, max(limit, insightsBatch), limit, prefix,
 		p.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("search jobs: %w", err)

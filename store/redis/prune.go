@@ -7,18 +7,26 @@ import (
 )
 
 // JobPrune deletes up to Limit finished jobs past retention, read from the
-// per-queue finished sets by finished_at.
+// per-queue finished sets by finished_at, a chunk per script run
+// (inChunks).
 func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, error) {
-	return s.count(ctx, "prune", unixMS(p.SucceededBefore), unixMS(p.DeadBefore), store.LimitOr(p.Limit, store.MaxBatch))
+	okBefore, deadBefore := unixMS(p.SucceededBefore), unixMS(p.DeadBefore)
+	return inChunks(ctx, store.LimitOr(p.Limit, store.MaxBatch), func(ctx context.Context, limit int) (int, error) {
+		return s.count(ctx, "prune", okBefore, deadBefore, limit)
+	})
 }
 
 // KeyPrune has nothing to delete: idempotency keys and webhook delivery
 // ids carry their own expiry (PEXPIRE), and Redis drops them.
 func (s *Store) KeyPrune(context.Context, *store.KeyPruneParams) (int, error) { return 0, nil }
 
-// WorkerPrune deletes long-silent workers that hold nothing.
+// WorkerPrune deletes long-silent workers that hold nothing, a chunk per
+// script run (inChunks).
 func (s *Store) WorkerPrune(ctx context.Context, p *store.WorkerPruneParams) (int, error) {
-	return s.count(ctx, "workerprune", unixMS(p.SilentBefore), store.LimitOr(p.Limit, store.MaxBatch))
+	before := unixMS(p.SilentBefore)
+	return inChunks(ctx, store.LimitOr(p.Limit, store.MaxBatch), func(ctx context.Context, limit int) (int, error) {
+		return s.count(ctx, "workerprune", before, limit)
+	})
 }
 
 // NodePrune deletes long-silent nodes.

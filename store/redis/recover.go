@@ -30,27 +30,55 @@ func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParam
 	return out, nil
 }
 
-// JobRecover rescues each orphan with its own compare-and-set script, all
-// pipelined in one round trip; an orphan another replica won is skipped.
+// recoverChunk is how many orphans one recover script rescues: the
+// script's fixed cost is paid once per chunk, and a chunk runs for a few
+// milliseconds, so other clients' commands go between two chunks.
+const recoverChunk = 100
+
+// JobRecover rescues the orphans with recover.lua, a chunk of them per
+// script run, all pipelined in one round trip; each orphan's rescue is its
+// own compare-and-set, and an orphan another replica won is skipped.
 func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*store.Job, error) {
 	if len(p.Orphans) == 0 {
 		return nil, nil
 	}
-	now := unixMS(store.Trunc(p.Now))
 	maxRescues := p.MaxRescues
 	if maxRescues <= 0 {
 		maxRescues = store.DefaultMaxRescues
 	}
-	argLists := make([][]any, len(p.Orphans))
-	for i, o := range p.Orphans {
-		lastHB := ""
-		if !o.LastHeartbeatAt.IsZero() {
-			lastHB = unixMS(o.LastHeartbeatAt)
+	var argLists [][]any
+	for rest := p.Orphans; len(rest) > 0; {
+		chunk := rest[:min(recoverChunk, len(rest))]
+		rest = rest[len(chunk):]
+		args := []any{unixMS(store.Trunc(p.Now)), p.NodeID, maxRescues}
+		for _, o := range chunk {
+			lastHB := ""
+			if !o.LastHeartbeatAt.IsZero() {
+				lastHB = unixMS(o.LastHeartbeatAt)
+			}
+			args = append(args, o.JobID, o.WorkerID, o.Token, lastHB, store.RescueMessage(o.WorkerID, p.NodeID))
 		}
-		argLists[i] = []any{o.JobID, o.WorkerID, o.Token, now, p.NodeID, maxRescues, lastHB,
-			store.RescueMessage(o.WorkerID, p.NodeID)}
+		argLists = append(argLists, args)
 	}
-	return s.eachJob(ctx, "recover", argLists)
+	replies, err := s.callEach(ctx, "recover", argLists)
+	if err != nil {
+		return nil, err
+	}
+	var won []*store.Job
+	for _, r := range replies {
+		st, err := parseStatus(r)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range st.rest {
+			j, _, err := decodeJob(v)
+			if err != nil {
+				return nil, err
+			}
+			won = append(won, j)
+		}
+	}
+	return won, nil
 }
 
 // eachJob runs a one-job script per argument list and returns the jobs of

@@ -30,12 +30,31 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"promote", promoteSQL, []any{at, 10}, "jobs_scheduled"},
 		{"reap", expiredSQL, []any{at, 10}, "jobs_running_expiry"},
 		{"orphans", orphans, orphanArgs, "jobs_running_worker"},
+		{"orphan rows", orphanRowsQuery(2), []any{"a", "b"}, "sqlite_autoindex_jobs_1"},
 		{"prune jobs", pruneJobsSQL, []any{at, 10, at, 10}, "jobs_finished"},
 		{"prune keys", pruneKeysSQL, []any{at, 10}, "idempotency_keys_expiry"},
 		{"prune workers", pruneWorkersSQL, []any{at, 10}, "workers_heartbeat"},
 		{"prune nodes", pruneNodesSQL, []any{at, 10}, ""}, // a handful of rows
 	}
 }
+
+// SetWriteHookForTest has every write transaction tell f how long it held
+// the writer. Set it before any write.
+func (s *Store) SetWriteHookForTest(f func(held time.Duration)) { s.w.held = f }
+
+// SetCheckpointHookForTest has every checkpoint tell f the WAL's frames
+// and how many it copied. Set it before any write.
+func (s *Store) SetCheckpointHookForTest(f func(frames, copied int, err error)) { s.ckpt.after = f }
+
+// WriterPragmaForTest reads a pragma on the writer's connection.
+func (s *Store) WriterPragmaForTest(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.w.conn.QueryRowxContext(ctx, "PRAGMA "+name).Scan(&v)
+	return v, err
+}
+
+// WriteChunk is the most jobs one maintenance transaction changes.
+const WriteChunk = writeChunk
 
 // PlanForTest returns SQLite's query plan for query, one step a line.
 func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) string {

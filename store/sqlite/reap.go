@@ -12,29 +12,27 @@ import (
 const expiredSQL = `SELECT ` + jobColumns + ` FROM jobs INDEXED BY jobs_running_expiry
 	WHERE state = 'running' AND expires_at <= ? ORDER BY expires_at LIMIT ?`
 
-// JobReap ends deliveries past their expiry as timed_out.
+// JobReap ends deliveries past their expiry as timed_out, a chunk per
+// transaction (inChunks).
 func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.Job, error) {
 	now := store.Trunc(p.Now)
-	var reaped []*store.Job
-	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		reaped = nil
+	return inChunks(ctx, s, store.LimitOr(p.Limit, store.MaxBatch), func(tx *txn, n int) ([]*store.Job, bool, error) {
 		var rows []jobRow
-		err := tx.SelectContext(ctx, &rows, expiredSQL, toMS(now), store.LimitOr(p.Limit, store.MaxBatch))
-		if err != nil {
-			return false, fmt.Errorf("list expired leases: %w", err)
+		if err := tx.SelectContext(ctx, &rows, expiredSQL, toMS(now), n); err != nil {
+			return nil, false, fmt.Errorf("list expired leases: %w", err)
 		}
+		reaped := make([]*store.Job, len(rows))
 		wake := false
 		for i := range rows {
 			d := decide(&rows[i], store.EndTimedOut, nil, 0, now)
 			msg := store.ReapMessage
 			j, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{by: endByReap, outcome: d.Outcome, at: toMS(now), err: &msg, lost: true})
 			if err != nil {
-				return false, err
+				return nil, false, err
 			}
-			reaped = append(reaped, j)
+			reaped[i] = j
 			wake = wake || j.State == store.StateAvailable
 		}
-		return wake, nil
+		return reaped, wake, nil
 	})
-	return reaped, err
 }

@@ -46,42 +46,85 @@ func orphansQuery(p *store.JobListOrphansParams) (string, []any) {
 
 // JobRecover rescues each orphan with a compare-and-set on (id, owner,
 // token, running): inside the write transaction the read and the write of
-// one job cannot interleave with another recoverer's.
+// one job cannot interleave with another recoverer's. The orphans go
+// writeChunk to a transaction, so a bulk rescue lets the live workers'
+// writes through between chunks.
 func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*store.Job, error) {
-	now := store.Trunc(p.Now)
 	var won []*store.Job
-	err := s.tx(ctx, func(tx *txn) (bool, error) {
-		won = nil
-		wake := false
-		for _, o := range p.Orphans {
-			var row jobRow
-			err := tx.GetContext(ctx, &row, `SELECT `+jobColumns+` FROM jobs
-				WHERE id = ? AND worker_id = ? AND token = ? AND state = 'running'`, o.JobID, o.WorkerID, o.Token)
-			if err != nil {
-				if isNoRows(err) {
-					continue // another recoverer won, or the job moved on
-				}
-				return false, fmt.Errorf("recover %s: %w", o.JobID, err)
-			}
-			d := decide(&row, store.EndOrphaned, nil, p.MaxRescues, now)
-			node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
-			msg := store.RescueMessage(o.WorkerID, p.NodeID)
-			j, err := endDelivery(ctx, tx, &row, d, attemptEnd{by: endByRescue, outcome: d.Outcome, at: toMS(now), err: &msg,
-				recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
-			if err != nil {
-				return false, err
-			}
-			won = append(won, j)
-			wake = wake || j.State == store.StateAvailable
+	for rest := p.Orphans; len(rest) > 0; {
+		chunk := rest[:min(writeChunk, len(rest))]
+		rest = rest[len(chunk):]
+		var jobs []*store.Job
+		err := s.tx(ctx, func(tx *txn) (bool, error) {
+			var wake bool
+			var err error
+			jobs, wake, err = recoverChunk(ctx, tx, chunk, p)
+			return wake, err
+		})
+		if err != nil {
+			return won, err
 		}
-		if len(won) > 0 {
-			if err := addCounter(ctx, tx, "rescues_total", len(won)); err != nil {
-				return false, err
-			}
+		won = append(won, jobs...)
+	}
+	return won, nil
+}
+
+// orphanColumns are what a rescue reads of a job: its compare-and-set
+// (state, owner, token), the failure decision's inputs and the open
+// attempt's, not the payload and the rest of the row, which the update
+// returns after the decision anyway.
+const orphanColumns = `id, queue, state, attempt, max_attempts, rescues, cancel_requested, backoff_base_ms,
+	backoff_max_ms, run_at, started_at, worker_id, token, attempt_id`
+
+// orphanRowsQuery reads the rows of n orphans by id.
+func orphanRowsQuery(n int) string {
+	return `SELECT ` + orphanColumns + ` FROM jobs WHERE id IN (` + marks(n) + `)`
+}
+
+// recoverChunk rescues the orphans it can in tx and reports whether one
+// became available. It reads the chunk's rows in one statement; inside the
+// write transaction nothing else writes, so the compare-and-set on (id,
+// owner, token, running) is checked on what it read.
+func recoverChunk(ctx context.Context, tx *txn, orphans []store.Orphan, p *store.JobRecoverParams) ([]*store.Job, bool, error) {
+	now := store.Trunc(p.Now)
+	ids := make([]any, len(orphans))
+	for i, o := range orphans {
+		ids[i] = o.JobID
+	}
+	var rows []jobRow
+	if err := tx.SelectContext(ctx, &rows, orphanRowsQuery(len(ids)), ids...); err != nil {
+		return nil, false, fmt.Errorf("read %d orphans: %w", len(orphans), err)
+	}
+	byID := make(map[string]*jobRow, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = &rows[i]
+	}
+	var won []*store.Job
+	wake := false
+	for _, o := range orphans {
+		row := byID[o.JobID]
+		if row == nil || row.State != string(store.StateRunning) || !row.WorkerID.Valid || row.WorkerID.String != o.WorkerID ||
+			!row.Token.Valid || row.Token.String != o.Token {
+			continue // another recoverer won, or the job moved on
 		}
-		return wake, nil
-	})
-	return won, err
+		delete(byID, o.JobID) // an orphan listed twice is rescued once
+		d := decide(row, store.EndOrphaned, nil, p.MaxRescues, now)
+		node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
+		msg := store.RescueMessage(o.WorkerID, p.NodeID)
+		j, err := endDelivery(ctx, tx, row, d, attemptEnd{by: endByRescue, outcome: d.Outcome, at: toMS(now), err: &msg,
+			recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
+		if err != nil {
+			return nil, false, err
+		}
+		won = append(won, j)
+		wake = wake || j.State == store.StateAvailable
+	}
+	if len(won) > 0 {
+		if err := addCounter(ctx, tx, "rescues_total", len(won)); err != nil {
+			return nil, false, err
+		}
+	}
+	return won, wake, nil
 }
 
 func addCounter(ctx context.Context, tx *txn, name string, n int) error {

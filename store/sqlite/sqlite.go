@@ -41,6 +41,7 @@ type Store struct {
 	wake *store.Wakeups
 	// lock is PATH.lock, flocked until Close; nil for :memory:.
 	lock *os.File
+	ckpt *checkpointer
 }
 
 // Options tune Open.
@@ -119,15 +120,24 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s for writing: %w", path, err)
 	}
 	w := newWriter(conn)
+	cdb, err := sql.Open(driverName, "file:"+path+"?"+q.Encode())
+	if err != nil {
+		w.close()
+		db.Close()
+		return nil, fmt.Errorf("open %s for checkpoints: %w", path, err)
+	}
+	cdb.SetMaxOpenConns(1)
+	ckpt := startCheckpointer(cdb)
 	q.Set("_query_only", "1")
 	r, err := sqlx.Open(driverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
+		ckpt.close()
 		w.close()
 		db.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(o.Readers)
-	return &Store{db: db, w: w, r: reader{r}, wake: store.NewWakeups()}, nil
+	return &Store{db: db, w: w, r: reader{r}, wake: store.NewWakeups(), ckpt: ckpt}, nil
 }
 
 // driverName is go-sqlite3 with the pragmas every connection needs and the
@@ -140,11 +150,12 @@ func register() {
 	registerDriver.Do(func() {
 		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 			// 64 MiB of page cache: the hot pages of the job indexes stay in
-			// memory. Checkpoints every 4,000 pages (16 MiB) instead of 1,000
-			// copy a page rewritten by many commits once. Temporary b-trees
-			// (the sorted lease candidates, IN lists) in memory: on disk,
-			// each would cost a file's creation per statement.
-			_, err := c.Exec(`PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 4000;
+			// memory. No automatic checkpoints: a connection of its own
+			// copies the WAL into the database (checkpointer), so no
+			// commit waits for the copy. Temporary b-trees (the sorted lease
+			// candidates, IN lists) in memory: on disk, each would cost a
+			// file's creation per statement.
+			_, err := c.Exec(`PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 0;
 				PRAGMA temp_store = MEMORY`, nil)
 			return err
 		}})
@@ -172,7 +183,7 @@ func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 
 // Close closes both pools, then lets another Store open the file.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.close(), s.db.Close(), unlock(s.lock))
+	return errors.Join(s.r.Close(), s.w.close(), s.db.Close(), s.ckpt.close(), unlock(s.lock))
 }
 
 // Ping checks both pools.
@@ -200,7 +211,7 @@ func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error))
 	// so they run to the end instead.
 	ctx = context.WithoutCancel(ctx)
 	s.w.mu.Lock()
-	defer s.w.mu.Unlock()
+	defer s.w.unlock(time.Now())
 	// IMMEDIATE takes the write lock at BEGIN: a deferred transaction that
 	// reads and then writes can fail with SQLITE_BUSY, without retry, when
 	// another process holds the lock; at BEGIN busy_timeout applies.
@@ -223,6 +234,7 @@ func (s *Store) tx(ctx context.Context, fn func(tx *txn) (wake bool, err error))
 		s.w.conn.ExecContext(ctx, "ROLLBACK") // COMMIT can fail and leave the transaction open
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.ckpt.committed()
 	if wake {
 		tx.signal(s.wake)
 	}

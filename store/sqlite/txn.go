@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -25,10 +26,22 @@ type writer struct {
 	recent *list.List
 	// prepared counts the statements prepared (tests).
 	prepared int
+	// held, if set, is told how long each transaction held the writer,
+	// before the next one takes it (tests and benchmarks).
+	held func(time.Duration)
 }
 
 func newWriter(conn *sqlx.Conn) *writer {
 	return &writer{conn: conn, stmts: map[string]*list.Element{}, recent: list.New()}
+}
+
+// unlock lets the next transaction have the writer, which this one took at
+// since.
+func (w *writer) unlock(since time.Time) {
+	if w.held != nil {
+		w.held(time.Since(since))
+	}
+	w.mu.Unlock()
 }
 
 // cached is one prepared statement of the writer's cache.

@@ -1,23 +1,24 @@
 -- lib: base job
 -- list reads one batch of jobs newest first (ids are time-ordered) below a
--- cursor, from the per-queue id indexes, filtering by state and kind.
--- ARGV: prefix, queue ('' all), state ('' all), kind ('' all), cursor
--- ('' none), batch size, wanted, byte budget (0 none). It examines up to
--- batch ids, stops after the match that spends the budget (lib weight), and
--- replies {matches (at most wanted), the last id examined, 1 if no id is
--- left}.
+-- cursor, from the per-queue id indexes, filtering by state, kind and an id
+-- prefix (JobList and the dashboard's JobSearch). ARGV: prefix, queue (''
+-- all), state ('' all), kind ('' all), cursor ('' none), batch size,
+-- wanted, id prefix ('' any; lower case), byte budget (0 none). It examines
+-- up to batch ids, stops after the match that spends the budget (lib
+-- weight), and replies {matches (at most wanted), the last id examined, 1
+-- if no id is left}.
 local queue, state, kind, cursor = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local batch, wanted, budget = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local batch, wanted, idp = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local budget = tonumber(ARGV[9])
 local queues = {queue}
 if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
-local from = '+'
+local from, to = '+', '-'
+if idp ~= '' then from, to = '(' .. idp .. '\255', '[' .. idp end
 if cursor ~= '' then from = '(' .. cursor end
 
--- The newest batch ids of all the queues are among each queue's newest
--- batch.
 local cands, full = {}, false
 for _, q in ipairs(queues) do
-  local ids = redis.call('ZREVRANGEBYLEX', qkey(q, 'ids'), from, '-', 'LIMIT', 0, batch)
+  local ids = redis.call('ZREVRANGEBYLEX', qkey(q, 'ids'), from, to, 'LIMIT', 0, batch)
   full = full or #ids == batch
   for _, id in ipairs(ids) do cands[#cands + 1] = id end
 end
@@ -37,7 +38,6 @@ for i = 1, math.min(batch, #cands) do
     spent = budget > 0 and used >= budget
   end
 end
--- A queue that filled its batch may hold more below it.
 local done = 0
 if examined == #cands and not full then done = 1 end
 return {out, last, done}

@@ -2,7 +2,7 @@
 -- nodeprune deletes up to limit nodes last heard from before a cut-off
 -- (and entries that are not a node's JSON). The nodes hash holds one field
 -- per server replica, a handful. ARGV: prefix, cut-off (ms), limit.
--- Replies how many it deleted.
+-- Replies how many it deleted. Cost: O(nodes).
 local cut, limit, n = num(ARGV[2]), tonumber(ARGV[3]), 0
 local nodes = redis.call('HGETALL', P .. 'nodes')
 for i = 1, #nodes, 2 do

@@ -4,12 +4,18 @@
 -- only the workers that hold jobs, and each one's set of held ids. ARGV:
 -- prefix, cut-off, limit, live owner ids. Replies (id, owner, token, last
 -- sign of life) per orphan, flat. Silent workers found holding nothing
--- leave the holders set here.
+-- leave the holders set here. Cost: O(log H + limit + L + the jobs of the
+-- holders read), H holders and L the live ids: it reads at most limit
+-- silent holders besides the live ones (each holds at least one job, or
+-- leaves the set), and stops once it has limit orphans.
 local cutoff, limit = ARGV[2], tonumber(ARGV[3])
-local live = {}
-for i = 4, #ARGV do live[ARGV[i]] = true end
+local live, nlive = {}, 0
+for i = 4, #ARGV do
+  live[ARGV[i]] = true
+  nlive = nlive + 1
+end
 local out, n = {}, 0
-local ws = redis.call('ZRANGEBYSCORE', P .. 'holders', '-inf', cutoff, 'WITHSCORES')
+local ws = redis.call('ZRANGEBYSCORE', P .. 'holders', '-inf', cutoff, 'WITHSCORES', 'LIMIT', 0, limit + nlive)
 for x = 1, #ws, 2 do
   if n >= limit then break end
   local w, hb = ws[x], ws[x + 1]

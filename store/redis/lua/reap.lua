@@ -1,6 +1,7 @@
 -- lib: base job end
 -- reap ends one running job past its expiry as timed_out, if it still is.
--- ARGV: prefix, id, now, jitter, the message (store.ReapMessage). Replies {'ok', wakes(), job} or {'skip', 0}.
+-- ARGV: prefix, id, now, jitter, the message (store.ReapMessage). Replies
+-- {'ok', wakes(), job} or {'skip', 0}. Cost: O(log N + the job's fields).
 local id, now = ARGV[2], ARGV[3]
 local j = load(id)
 if not j or j.s ~= 'running' or num(j.ex) > num(now) then return {'skip', 0} end
