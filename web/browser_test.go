@@ -41,6 +41,7 @@ func TestBrowser(t *testing.T) {
 
 			t.Run("OrphansRescuedLive", func(t *testing.T) { testOrphansLive(t, ctx, srv) })
 			t.Run("WorkersLive", func(t *testing.T) { testWorkersLive(t, ctx, srv) })
+			t.Run("NodesLive", func(t *testing.T) { testNodesLive(t, ctx, srv) })
 			t.Run("Pages", func(t *testing.T) { testPages(t, ctx, srv, dead) })
 			t.Run("RetryDead", func(t *testing.T) { testRetryDead(t, ctx, srv, dead[0]) })
 			t.Run("BulkRetryAsksFirst", func(t *testing.T) { testBulkRetry(t, ctx, srv) })
@@ -159,6 +160,7 @@ func pagesToCheck(t *testing.T, srv *server, dead []string) []pageCheck {
 		{"overview", "/", "Throughput, last hour"},
 		{"queues", "/queues", "emails"},
 		{"workers", "/workers", "mailer-1"},
+		{"nodes", "/nodes", "node-a"},
 		{"orphans", "/orphans", "Recent rescues"},
 		{"retries", "/retries", "upstream 503"},
 		{"dead", "/dead", "template"},

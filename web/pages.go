@@ -14,6 +14,9 @@ func (d *dash) pages() []page {
 		{path: "/workers", title: "Workers", nav: "workers", panels: []panel{
 			{"workers", "workers", d.workersPanel},
 		}},
+		{path: "/nodes", title: "Nodes", nav: "nodes", panels: []panel{
+			{"nodes", "nodes", d.nodesPanel},
+		}},
 		{path: "/orphans", title: "Orphans and rescues", nav: "orphans", panels: []panel{
 			{"held", "workers jobs", d.heldPanel},
 			{"rescues", "jobs", d.rescuesPanel},
