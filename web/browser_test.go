@@ -159,6 +159,7 @@ func pagesToCheck(t *testing.T, srv *server, dead []string) []pageCheck {
 	return []pageCheck{
 		{"overview", "/", "Throughput, last hour"},
 		{"queues", "/queues", "emails"},
+		{"queue", "/queues/emails", "Recent jobs"},
 		{"workers", "/workers", "mailer-1"},
 		{"nodes", "/nodes", "node-a"},
 		{"orphans", "/orphans", "Recent rescues"},

@@ -11,6 +11,10 @@ func (d *dash) pages() []page {
 			queues,
 		}},
 		{path: "/queues", title: "Queues", nav: "queues", panels: []panel{queues}},
+		{path: "/queues/{name}", title: "Queue", nav: "queues", panels: []panel{
+			{"queue", "jobs queues", d.queuePanel},
+			{"queue-jobs", "jobs", d.queueJobsPanel},
+		}},
 		{path: "/workers", title: "Workers", nav: "workers", panels: []panel{
 			{"workers", "workers", d.workersPanel},
 		}},
