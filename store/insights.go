@@ -33,6 +33,10 @@ type Insights interface {
 	// filters it). Returns no jobs for an IDPrefix that no job id can start
 	// with.
 	JobSearch(ctx context.Context, p *JobSearchParams) (*JobPage, error)
+	// QueueDepthList lists the depth samples QueueDepthRoll kept for a
+	// queue, oldest first: only the minutes sampled (a minute no scheduler
+	// ran is missing, not zero). An unknown queue has none.
+	QueueDepthList(ctx context.Context, p *QueueDepthListParams) ([]QueueDepth, error)
 	// RescueCount counts the rescues finished at or after Since by the
 	// node that made them (recovered_by), among the newest
 	// MaxRescuesCounted: a bounded read, whatever the history holds. Rescues

@@ -105,7 +105,19 @@ func benchPages(b *testing.B, bk backend, name string, total int) {
 	// minute, while its live workers are still live.
 	now := ids.newest.Add(10 * time.Second)
 	clock := func() time.Time { return now }
-	h, err := New(Config{Store: st, Insights: st, Now: clock})
+	// Three replicas share the store: two live, one stopped (a cheap write,
+	// repeated on every run).
+	for i, id := range []string{"node-1", "node-2", "node-3"} {
+		if err := st.NodeHeartbeat(b.Context(), &store.NodeHeartbeatParams{ID: id, Version: "v1", StartedAt: now.Add(-time.Hour), Now: now}); err != nil {
+			b.Fatal(err)
+		}
+		if i == 2 {
+			if err := st.NodeStop(b.Context(), &store.NodeStopParams{ID: id, Now: now}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	h, err := New(Config{Store: st, Insights: st, Now: clock, NodeID: "node-1"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +138,9 @@ func benchPages(b *testing.B, bk backend, name string, total int) {
 	for _, p := range []struct{ name, path string }{
 		{"overview", "/"},
 		{"queues", "/queues"},
+		{"queue", "/queues/emails"},
 		{"workers", "/workers"},
+		{"nodes", "/nodes"},
 		{"orphans", "/orphans"},
 		{"retries", "/retries"},
 		{"retries-queue", "/retries?queue=images"},

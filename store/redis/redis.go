@@ -29,6 +29,8 @@
 //	tp:<minute>        hash: attempts closed in that minute (ms), by outcome, for
 //	                   ThroughputList; expires after 25 hours (insights.go)
 //	rescues            zset: the newest 10000 rescues by time, for RescueList
+//	{q}:depth          zset: the queue's backlog per minute, for QueueDepthList;
+//	                   kept a week (depth.go)
 //	migrations         set: names of the one-off changes to the keys that Open
 //	                   has made (retryindex.go)
 //

@@ -42,6 +42,7 @@ var insightsTests = []struct {
 	{"ThroughputBounds", testInsightsThroughputBounds},
 	{"Rescues", testInsightsRescues},
 	{"RescueCount", testInsightsRescueCount},
+	{"QueueDepth", testInsightsQueueDepth},
 	{"Retrying", testInsightsRetrying},
 	{"Dead", testInsightsDead},
 	{"Search", testInsightsSearch},

@@ -1,0 +1,17 @@
+-- +goose Up
+-- Each queue's backlog at the start of every minute, sampled by the
+-- scheduler (store/sqlite/depth.go) for the queue page's chart: at most
+-- store.MaxDepthQueues queues a minute, kept for store.DepthRetention.
+-- Keyed by queue first, so a queue's range is one index range; the minute
+-- index serves the pruning.
+CREATE TABLE queue_depth (
+    queue     TEXT    NOT NULL,
+    minute    INTEGER NOT NULL, -- Unix minutes
+    available INTEGER NOT NULL,
+    scheduled INTEGER NOT NULL,
+    PRIMARY KEY (queue, minute)
+) WITHOUT ROWID;
+CREATE INDEX queue_depth_minute ON queue_depth (minute);
+
+-- +goose Down
+DROP TABLE queue_depth;
