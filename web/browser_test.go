@@ -46,6 +46,7 @@ func TestBrowser(t *testing.T) {
 			t.Run("RetryDead", func(t *testing.T) { testRetryDead(t, ctx, srv, dead[0]) })
 			t.Run("BulkRetryAsksFirst", func(t *testing.T) { testBulkRetry(t, ctx, srv) })
 			t.Run("PauseQueue", func(t *testing.T) { testPauseQueue(t, ctx, srv) })
+			t.Run("QueueChart", func(t *testing.T) { testQueueChart(t, ctx, srv) })
 			t.Run("WithoutJavaScript", func(t *testing.T) { testWithoutJS(t, ctx, srv) })
 			t.Run("CrossSiteForm", func(t *testing.T) { testCrossSiteForm(t, ctx, srv, dead[1]) })
 			if b.layout {

@@ -13,6 +13,7 @@ func (d *dash) pages() []page {
 		{path: "/queues", title: "Queues", nav: "queues", panels: []panel{queues}},
 		{path: "/queues/{name}", title: "Queue", nav: "queues", panels: []panel{
 			{"queue", "jobs queues", d.queuePanel},
+			{"queue-depth", "jobs", d.queueDepthPanel},
 			{"queue-jobs", "jobs", d.queueJobsPanel},
 		}},
 		{path: "/workers", title: "Workers", nav: "workers", panels: []panel{

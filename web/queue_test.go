@@ -73,3 +73,47 @@ func TestQueuePageUnknown(t *testing.T) {
 		t.Errorf("GET /queues/empty (paused, no jobs) = %d", status)
 	}
 }
+
+// The queue page charts the depth the scheduler sampled, over the range
+// asked for; a range it does not offer is 400.
+func TestQueueDepthChart(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.scene()
+	if _, body := e.get("/queues/emails"); !strings.Contains(body, "No sample in this range yet") {
+		t.Error("an unsampled queue's chart does not say so")
+	}
+	for _, d := range []store.QueueDepth{{Queue: "emails", Available: 7, Scheduled: 2}, {Queue: "images", Available: 1}} {
+		if _, err := e.store.QueueDepthRoll(t.Context(), &store.QueueDepthRollParams{Depths: []store.QueueDepth{d}, Now: e.clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, want := range map[string][]string{
+		"/queues/emails":           {"Depth, last 1 hour", `data-chart="depth"`, "7 available, 2 scheduled", `class="bar-available"`, `class="bar-scheduled"`},
+		"/queues/emails?range=24h": {"Depth, last 24 hours", "7 available, 2 scheduled", `href="/queues/emails?range=7d"`},
+		"/queues/emails?range=7d":  {"Depth, last 7 days", "7 available, 2 scheduled"},
+		"/queues/images":           {"1 available, 0 scheduled"},
+	} {
+		status, body := e.get(path)
+		if status != 200 {
+			t.Errorf("GET %s = %d", path, status)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s lacks %q", path, w)
+			}
+		}
+		if strings.Contains(body, "No sample in this range yet") {
+			t.Errorf("GET %s says no sample", path)
+		}
+	}
+	if status, body := e.get("/queues/emails?range=2h"); status != 400 || !strings.Contains(body, "must be 1h, 24h or 7d") {
+		t.Errorf("GET ?range=2h = %d, want 400 naming the ranges", status)
+	}
+	// Without Insights the page stands, its chart saying why it is missing.
+	bare := setup(t, withoutInsights)
+	bare.enqueue(store.JobSpec{Kind: "k", Queue: "reports"})
+	if status, body := bare.get("/queues/reports"); status != 200 || !strings.Contains(body, "not available on this backend") {
+		t.Errorf("without Insights: %d", status)
+	}
+}
