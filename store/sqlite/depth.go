@@ -7,6 +7,15 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
+// depthPruneSQL drops a batch of expired minutes, found by the minute
+// index, whatever the number of queues.
+const depthPruneSQL = `DELETE FROM queue_depth WHERE (queue, minute) IN (
+	SELECT queue, minute FROM queue_depth INDEXED BY queue_depth_minute WHERE minute < ? LIMIT ?)`
+
+// depthListSQL reads one range of the primary key.
+const depthListSQL = `SELECT minute, available, scheduled FROM queue_depth
+	WHERE queue = ? AND minute >= ? AND minute < ? ORDER BY minute`
+
 // QueueDepthRoll writes the minute's samples and drops expired minutes in
 // one transaction: a few hundred rows at most.
 func (s *Store) QueueDepthRoll(ctx context.Context, p *store.QueueDepthRollParams) (int, error) {
@@ -25,8 +34,7 @@ func (s *Store) QueueDepthRoll(ctx context.Context, p *store.QueueDepthRollParam
 			}
 			n++
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM queue_depth WHERE (queue, minute) IN (
-			SELECT queue, minute FROM queue_depth INDEXED BY queue_depth_minute WHERE minute < ? LIMIT ?)`,
+		res, err := tx.ExecContext(ctx, depthPruneSQL,
 			cutoff, store.DepthPruneBatch)
 		if err != nil {
 			return false, fmt.Errorf("drop old queue depths: %w", err)
@@ -38,7 +46,7 @@ func (s *Store) QueueDepthRoll(ctx context.Context, p *store.QueueDepthRollParam
 	return n, err
 }
 
-// QueueDepthList reads one range of the primary key.
+// QueueDepthList reads one range of the primary key (depthListSQL).
 func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParams) ([]store.QueueDepth, error) {
 	from, to := depthRange(p)
 	var rows []struct {
@@ -46,8 +54,7 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 		Available int64 `db:"available"`
 		Scheduled int64 `db:"scheduled"`
 	}
-	err := s.r.SelectContext(ctx, &rows, `SELECT minute, available, scheduled FROM queue_depth
-		WHERE queue = ? AND minute >= ? AND minute < ? ORDER BY minute`, p.Queue, from, to)
+	err := s.r.SelectContext(ctx, &rows, depthListSQL, p.Queue, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
 	}

@@ -282,17 +282,20 @@ func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]st
 	return out, nil
 }
 
-// RescueCount groups the newest orphaned attempts by node, reading
+// rescueCountSQL groups the newest orphaned attempts by node, reading
 // attempts_rescued backwards from the newest.
+const rescueCountSQL = `SELECT coalesce(recovered_by, '') AS node, count(*) AS n FROM (
+		SELECT recovered_by FROM attempts INDEXED BY attempts_rescued
+		WHERE outcome = 'orphaned' AND finished_at >= ? ORDER BY finished_at DESC LIMIT ?)
+	GROUP BY 1`
+
+// RescueCount runs rescueCountSQL.
 func (s *Store) RescueCount(ctx context.Context, p *store.RescueCountParams) (map[string]int64, error) {
 	var rows []struct {
 		Node string `db:"node"`
 		N    int64  `db:"n"`
 	}
-	err := s.r.SelectContext(ctx, &rows, `SELECT coalesce(recovered_by, '') AS node, count(*) AS n FROM (
-			SELECT recovered_by FROM attempts INDEXED BY attempts_rescued
-			WHERE outcome = 'orphaned' AND finished_at >= ? ORDER BY finished_at DESC LIMIT ?)
-		GROUP BY 1`, toMS(p.Since), store.MaxRescuesCounted)
+	err := s.r.SelectContext(ctx, &rows, rescueCountSQL, toMS(p.Since), store.MaxRescuesCounted)
 	if err != nil {
 		return nil, fmt.Errorf("count rescues: %w", err)
 	}
