@@ -184,6 +184,12 @@ func (f *fakeStore) QueueDepthRoll(context.Context, *store.QueueDepthRollParams)
 	return 0, f.call("QueueDepthRoll")
 }
 
+func (f *fakeStore) QueueMinuteRoll(context.Context, *store.QueueMinuteRollParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("QueueMinuteRoll")
+}
+
 func (f *fakeStore) JobPrune(_ context.Context, p *store.JobPruneParams) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -48,3 +48,39 @@ func (d *depthSampler) runOnce(ctx context.Context, now time.Time) (int, error) 
 	d.done = minute
 	return n, nil
 }
+
+// minuteRoller rolls up what finished in each minute once it has settled
+// (MinuteSettle after its end): at most maxRolledPerTick minutes a tick,
+// starting rollBack before the node started. Replicas roll the same
+// minutes and write the same rows. It is routine, so it never logs.
+type minuteRoller struct {
+	store store.Store
+	next  time.Time // the next minute to roll; zero before the first tick
+}
+
+const (
+	// rollBack is how far back a starting node rolls: the minutes a
+	// restart may have missed.
+	rollBack = 10 * time.Minute
+	// maxRolledPerTick bounds one tick's rolls.
+	maxRolledPerTick = 3
+)
+
+func (r *minuteRoller) runOnce(ctx context.Context, now time.Time) (int, error) {
+	if r.next.IsZero() {
+		r.next = now.UTC().Truncate(time.Minute).Add(-rollBack)
+	}
+	total := 0
+	for range maxRolledPerTick {
+		if now.Before(r.next.Add(time.Minute + store.MinuteSettle)) {
+			break
+		}
+		n, err := r.store.QueueMinuteRoll(ctx, &store.QueueMinuteRollParams{Minute: r.next, Now: now})
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("roll up the minute %s: %w", r.next.Format(time.RFC3339), err)
+		}
+		r.next = r.next.Add(time.Minute)
+	}
+	return total, nil
+}

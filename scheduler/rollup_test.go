@@ -73,3 +73,57 @@ func TestDepthSamplesTheDeepest(t *testing.T) {
 		}
 	}
 }
+
+// A minute is rolled once it has settled, not before; a starting node
+// goes back rollBack, three minutes a tick.
+func TestMinutesRolledOnceSettled(t *testing.T) {
+	t.Parallel()
+	st := setup(t)
+	n := newNode(t, st, "node-a", scheduler.Config{})
+	rows := func(until time.Time) string {
+		t.Helper()
+		got, err := st.(store.Insights).QueueMinuteList(t.Context(), &store.QueueMinuteListParams{Queue: "mail",
+			Since: t0.Add(-time.Hour), Until: until})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range got {
+			out = append(out, fmt.Sprintf("%s %s %d", m.Minute.Format("15:04"), m.Kind, m.Succeeded))
+		}
+		return strings.Join(out, ", ")
+	}
+	enqueue(t, st, 1, store.JobSpec{Queue: "mail", Kind: "send"}, t0.Add(time.Second))
+	j := lease(t, st, "w", "mail", 1, t0.Add(2*time.Second))[0]
+	if _, err := st.JobAck(t.Context(), &store.JobAckParams{ID: j.ID, Token: j.Lease.Token, Now: t0.Add(3 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	// Enough ticks to catch up from ten minutes back (three a tick).
+	ticks := func(at time.Time) {
+		for range 5 {
+			n.tick(t, at)
+		}
+	}
+	for _, at := range []time.Duration{30 * time.Second, time.Minute + store.MinuteSettle - time.Second} {
+		ticks(t0.Add(at))
+		if got := rows(t0.Add(time.Hour)); got != "" {
+			t.Fatalf("rolled at %s, before the minute settled: %q", at, got)
+		}
+	}
+	ticks(t0.Add(time.Minute + store.MinuteSettle))
+	if got := rows(t0.Add(time.Hour)); got != "12:00 send 1" {
+		t.Errorf("after the minute settled: %q", got)
+	}
+	// A node starting an hour on rolls from ten minutes back, three a tick:
+	// its first tick rolls 12:50 (and t0's minute stays as node-a rolled it).
+	late := newNode(t, st, "node-b", scheduler.Config{})
+	enqueue(t, st, 1, store.JobSpec{Queue: "mail", Kind: "late"}, t0.Add(50*time.Minute+time.Second))
+	j = lease(t, st, "w", "mail", 1, t0.Add(50*time.Minute+2*time.Second))[0]
+	if _, err := st.JobAck(t.Context(), &store.JobAckParams{ID: j.ID, Token: j.Lease.Token, Now: t0.Add(50*time.Minute + 3*time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	late.tick(t, t0.Add(time.Hour))
+	if got := rows(t0.Add(2 * time.Hour)); got != "12:00 send 1, 12:50 late 1" {
+		t.Errorf("after the late node's first tick: %q", got)
+	}
+}

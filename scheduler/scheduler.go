@@ -88,6 +88,7 @@ func New(cfg Config) (*Scheduler, error) {
 		{"counts", "", (&countFolder{store: cfg.Store}).runOnce},
 		{"throughput", "", (&throughputRoller{store: cfg.Store}).runOnce},
 		{"depth", "", (&depthSampler{store: cfg.Store}).runOnce},
+		{"minutes", "", (&minuteRoller{store: cfg.Store}).runOnce},
 	}
 	return s, nil
 }

@@ -37,6 +37,10 @@ type Insights interface {
 	// queue, oldest first: only the minutes sampled (a minute no scheduler
 	// ran is missing, not zero). An unknown queue has none.
 	QueueDepthList(ctx context.Context, p *QueueDepthListParams) ([]QueueDepth, error)
+	// QueueMinuteList lists what QueueMinuteRoll kept for a queue, oldest
+	// minute first, kinds by name within a minute: only the minutes in
+	// which a job of the queue finished.
+	QueueMinuteList(ctx context.Context, p *QueueMinuteListParams) ([]KindMinute, error)
 	// RescueCount counts the rescues finished at or after Since by the
 	// node that made them (recovered_by), among the newest
 	// MaxRescuesCounted: a bounded read, whatever the history holds. Rescues

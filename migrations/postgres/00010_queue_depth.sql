@@ -13,5 +13,21 @@ CREATE TABLE queue_depth (
 );
 CREATE INDEX queue_depth_minute ON queue_depth (minute);
 
+-- What finished in each minute per queue and kind (store.KindMinute),
+-- rolled up by the scheduler from the jobs that finished in it: counts,
+-- and wait and run times as log-bucket histograms ("bucket:count,...").
+CREATE TABLE queue_minutes (
+    queue     text        NOT NULL,
+    minute    timestamptz NOT NULL,
+    kind      text        NOT NULL,
+    succeeded bigint      NOT NULL,
+    dead      bigint      NOT NULL,
+    wait      text        NOT NULL,
+    run       text        NOT NULL,
+    PRIMARY KEY (queue, minute, kind)
+);
+CREATE INDEX queue_minutes_minute ON queue_minutes (minute);
+
 -- +goose Down
+DROP TABLE queue_minutes;
 DROP TABLE queue_depth;

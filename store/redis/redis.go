@@ -31,6 +31,8 @@
 //	rescues            zset: the newest 10000 rescues by time, for RescueList
 //	{q}:depth          zset: the queue's backlog per minute, for QueueDepthList;
 //	                   kept a week (depth.go)
+//	{q}:min            zset: what finished each minute per kind, for QueueMinuteList;
+//	                   kept a week (kindminute.go)
 //	migrations         set: names of the one-off changes to the keys that Open
 //	                   has made (retryindex.go)
 //

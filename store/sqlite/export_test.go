@@ -37,7 +37,10 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"prune nodes", pruneNodesSQL, []any{at, 10}, ""}, // a handful of rows
 		{"rescue count", rescueCountSQL, []any{at, 10}, "attempts_rescued"},
 		{"prune depth", depthPruneSQL, []any{at / 60_000, 10}, "queue_depth_minute"},
-		{"list depth", depthListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""}, // the primary key: WITHOUT ROWID
+		{"finished in a minute", finishedSQL, []any{at, at + 60_000, 10}, "jobs_finished"},
+		{"prune minutes", minutesPruneSQL, []any{at / 60_000, 10}, "queue_minutes_minute"},
+		{"list minutes", minutesListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""}, // the primary key: WITHOUT ROWID
+		{"list depth", depthListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""},     // the primary key: WITHOUT ROWID
 	}
 }
 

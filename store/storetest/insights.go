@@ -43,6 +43,7 @@ var insightsTests = []struct {
 	{"Rescues", testInsightsRescues},
 	{"RescueCount", testInsightsRescueCount},
 	{"QueueDepth", testInsightsQueueDepth},
+	{"QueueMinutes", testInsightsQueueMinutes},
 	{"Retrying", testInsightsRetrying},
 	{"Dead", testInsightsDead},
 	{"Search", testInsightsSearch},
