@@ -178,6 +178,24 @@ func (f *fakeStore) ThroughputRoll(context.Context, *store.ThroughputRollParams)
 	return 0, f.call("ThroughputRoll")
 }
 
+func (f *fakeStore) QueueList(context.Context, *store.QueueListParams) ([]*store.Queue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return nil, f.call("QueueList")
+}
+
+func (f *fakeStore) QueueDepthRoll(context.Context, *store.QueueDepthRollParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("QueueDepthRoll")
+}
+
+func (f *fakeStore) QueueMinuteRoll(context.Context, *store.QueueMinuteRollParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("QueueMinuteRoll")
+}
+
 func (f *fakeStore) JobPrune(_ context.Context, p *store.JobPruneParams) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -88,6 +88,8 @@ func New(cfg Config) (*Scheduler, error) {
 		// Last, so that the tick's own changes are counted by its end.
 		{"counts", "", (&countFolder{store: cfg.Store}).runOnce},
 		{"throughput", "", (&throughputRoller{store: cfg.Store}).runOnce},
+		{"depth", "", (&depthSampler{store: cfg.Store}).runOnce},
+		{"minutes", "", (&minuteRoller{store: cfg.Store}).runOnce},
 	}
 	return s, nil
 }

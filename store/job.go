@@ -123,6 +123,14 @@ func (j *Job) StateAt(now time.Time) State {
 	return j.State
 }
 
+// RetryingAt reports whether the job, as read at now, waits to run again
+// after a delivery that did not succeed: scheduled (by StateAt) with
+// attempt > 0. Queue counts call these jobs retrying (Queue.Retrying), and
+// the dashboard shows them as "retrying" wherever it would say scheduled.
+func (j *Job) RetryingAt(now time.Time) bool {
+	return j.StateAt(now) == StateScheduled && j.Attempt > 0
+}
+
 // Trace is a job's W3C Trace Context, stored as the producer gave it and
 // handed to every worker that runs the job: the server never rewrites it.
 type Trace struct {

@@ -113,6 +113,19 @@ type Store interface {
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 
+	// QueueDepthRoll records each sampled queue's depth for the minute
+	// holding Now, replacing what an earlier call recorded for that queue
+	// and minute (replicas sample the same minute: the last one stands),
+	// and drops up to DepthPruneBatch minutes older than DepthRetention. It
+	// returns how many samples it wrote and minutes it dropped.
+	QueueDepthRoll(ctx context.Context, p *QueueDepthRollParams) (int, error)
+	// QueueMinuteRoll rolls up the jobs that finished (succeeded or dead)
+	// in Minute, reading at most MaxRolledJobs, into one KindMinute per
+	// queue and kind (store.RollMinute), replacing what an earlier roll of
+	// that minute wrote: replicas rolling the same minute write the same.
+	// It drops up to DepthPruneBatch rows older than DepthRetention, and
+	// returns how many it wrote and dropped.
+	QueueMinuteRoll(ctx context.Context, p *QueueMinuteRollParams) (int, error)
 	// QueueList returns every queue that has jobs or was paused, by name.
 	QueueList(ctx context.Context, p *QueueListParams) ([]*Queue, error)
 	// QueueSetPaused pauses or resumes a queue, creating it if needed.

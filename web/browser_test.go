@@ -41,9 +41,12 @@ func TestBrowser(t *testing.T) {
 
 			t.Run("OrphansRescuedLive", func(t *testing.T) { testOrphansLive(t, ctx, srv) })
 			t.Run("WorkersLive", func(t *testing.T) { testWorkersLive(t, ctx, srv) })
+			t.Run("NodesLive", func(t *testing.T) { testNodesLive(t, ctx, srv) })
 			t.Run("Pages", func(t *testing.T) { testPages(t, ctx, srv, dead) })
 			t.Run("RetryDead", func(t *testing.T) { testRetryDead(t, ctx, srv, dead[0]) })
+			t.Run("BulkRetryAsksFirst", func(t *testing.T) { testBulkRetry(t, ctx, srv) })
 			t.Run("PauseQueue", func(t *testing.T) { testPauseQueue(t, ctx, srv) })
+			t.Run("QueueChart", func(t *testing.T) { testQueueChart(t, ctx, srv) })
 			t.Run("WithoutJavaScript", func(t *testing.T) { testWithoutJS(t, ctx, srv) })
 			t.Run("CrossSiteForm", func(t *testing.T) { testCrossSiteForm(t, ctx, srv, dead[1]) })
 			if b.layout {
@@ -157,7 +160,9 @@ func pagesToCheck(t *testing.T, srv *server, dead []string) []pageCheck {
 	return []pageCheck{
 		{"overview", "/", "Throughput, last hour"},
 		{"queues", "/queues", "emails"},
+		{"queue", "/queues/emails", "Recent jobs"},
 		{"workers", "/workers", "mailer-1"},
+		{"nodes", "/nodes", "node-a"},
 		{"orphans", "/orphans", "Recent rescues"},
 		{"retries", "/retries", "upstream 503"},
 		{"dead", "/dead", "template"},

@@ -25,6 +25,7 @@ var navItems = []navItem{
 	{"overview", "Overview", "/"},
 	{"queues", "Queues", "/queues"},
 	{"workers", "Workers", "/workers"},
+	{"nodes", "Nodes", "/nodes"},
 	{"orphans", "Orphans", "/orphans"},
 	{"retries", "Retries", "/retries"},
 	{"dead", "Dead", "/dead"},

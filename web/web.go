@@ -114,6 +114,8 @@ func (d *dash) routes() http.Handler {
 	r.Post("/jobs/{id}/cancel", d.cancelJob)
 	r.Post("/jobs/{id}/delete", d.deleteJob)
 	r.Post("/dead/retry", d.retryDead)
+	r.Post("/retries/retry", d.retryRetrying)
+	r.Post("/jobs/bulk", d.bulkJobs)
 	return r
 }
 

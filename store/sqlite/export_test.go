@@ -37,6 +37,12 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"prune keys", pruneKeysSQL, []any{at, 10}, "idempotency_keys_expiry"},
 		{"prune workers", pruneWorkersSQL, []any{at, 10}, "workers_heartbeat"},
 		{"prune nodes", pruneNodesSQL, []any{at, 10}, ""}, // a handful of rows
+		{"rescue count", rescueCountSQL, []any{at, 10}, "attempts_rescued"},
+		{"prune depth", depthPruneSQL, []any{at / 60_000, 10}, "queue_depth_minute"},
+		{"finished in a minute", finishedSQL, []any{at, at + 60_000, 10}, "jobs_finished"},
+		{"prune minutes", minutesPruneSQL, []any{at / 60_000, 10}, "queue_minutes_minute"},
+		{"list minutes", minutesListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""}, // the primary key: WITHOUT ROWID
+		{"list depth", depthListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""},     // the primary key: WITHOUT ROWID
 	}
 }
 
