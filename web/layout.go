@@ -29,4 +29,5 @@ var navItems = []navItem{
 	{"retries", "Retries", "/retries"},
 	{"dead", "Dead", "/dead"},
 	{"jobs", "Jobs", "/jobs"},
+	{"schedules", "Schedules", "/schedules"},
 }
