@@ -68,9 +68,8 @@ func (s *Store) ScheduleList(ctx context.Context, _ *store.ScheduleListParams) (
 
 // ScheduleListDue returns the due schedules not paused, earliest first.
 func (s *Store) ScheduleListDue(ctx context.Context, p *store.ScheduleListDueParams) ([]*store.Schedule, error) {
-	names, err := s.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{
-		Key: s.prefix + "scdue", Start: "-inf", Stop: unixMS(store.Trunc(p.Now)), ByScore: true,
-		Count: int64(store.LimitOr(p.Limit, store.ScheduleBatch)),
+	names, err := s.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.prefix + "scdue", ByScore: true,
+		Start: "-inf", Stop: unixMS(store.Trunc(p.Now)), Count: int64(store.LimitOr(p.Limit, store.ScheduleBatch)),
 	}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list due schedules: %w", err)
