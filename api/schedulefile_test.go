@@ -41,6 +41,7 @@ func TestDecodeScheduleFile(t *testing.T) {
 		`{"schedules": [` + ok + `, {"name": "b", "cron": "61 * * * *", "job": {"kind": "k"}}]}`:           "schedules[1].cron",
 		`{"schedules": [` + ok + `, ` + ok + `]}`:                                                          "schedules[1].name",
 		`{"schedules": [{"name": "a b", "every_ms": 1000, "job": {"kind": "k"}}]}`:                         "schedules[0].name",
+		`{"schedules": [{"name": "preview", "every_ms": 1000, "job": {"kind": "k"}}]}`:                     "schedules[0].name",
 		`{"schedules": [{"name": "a", "every_ms": 1000, "job": {"kind": "k", "delay_ms": 5}}]}`:            "schedules[0].job.delay_ms",
 		`{"schedules": [{"name": "a", "cron": "* * * * *", "timezone": "Nowhere", "job": {"kind": "k"}}]}`: "schedules[0].timezone",
 	} {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -101,6 +102,13 @@ func TestSchedulePutInvalid(t *testing.T) {
 		})
 	}
 	e.do("PUT", "/v1/schedules/a%20b", `{"every_ms":1000,"job":{"kind":"k"}}`).field("name")
+	// "preview" is the preview route's: openapi.yaml has no PUT there, so
+	// this one request goes to the handler unchecked.
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, httptest.NewRequest("PUT", "/v1/schedules/preview", strings.NewReader(`{"every_ms":1000,"job":{"kind":"k"}}`)))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"field":"name"`) {
+		t.Errorf("PUT /v1/schedules/preview: %d %s", rec.Code, rec.Body)
+	}
 	if list, _ := e.store.ScheduleList(t.Context(), &store.ScheduleListParams{}); len(list) != 0 {
 		t.Errorf("%d schedules after bad specs", len(list))
 	}

@@ -13,6 +13,9 @@ const (
 	maxMaxCatchup   = store.MaxBatch
 	maxJitterMS     = 86_400_000 // a day
 	maxPreviewCount = 100
+	// previewName is the one name a schedule cannot have: its GET would
+	// reach the preview route.
+	previewName = "preview"
 )
 
 // scheduleRequest is a schedule spec on the wire (PUT /v1/schedules/{name}
@@ -64,6 +67,9 @@ func decodeScheduleSpec(data []byte, prefix, name string) (store.ScheduleSpec, e
 	}
 	if err := checkName(prefix+"name", name); err != nil {
 		return store.ScheduleSpec{}, err
+	}
+	if name == previewName {
+		return store.ScheduleSpec{}, invalid(prefix+"name", "must not be %q: GET /v1/schedules/preview is the preview route", previewName)
 	}
 	if err := req.check(prefix); err != nil {
 		return store.ScheduleSpec{}, err

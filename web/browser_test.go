@@ -157,6 +157,9 @@ func pagesToCheck(t *testing.T, srv *server, dead []string) []pageCheck {
 	if len(held.Jobs) == 0 {
 		t.Fatal("no running job in emails")
 	}
+	// Paused, so that no fire adds a job to the scene whatever the hour.
+	srv.call(t, "PUT", "/v1/schedules/nightly-report", map[string]any{"cron": "0 2 * * 1-5",
+		"timezone": "America/New_York", "paused": true, "job": map[string]any{"kind": "build_report", "queue": "reports"}}, nil)
 	return []pageCheck{
 		{"overview", "/", "Throughput, last hour"},
 		{"queues", "/queues", "emails"},
@@ -170,6 +173,8 @@ func pagesToCheck(t *testing.T, srv *server, dead []string) []pageCheck {
 		{"jobs-search", "/jobs?queue=images&state=dead", "resize_image"},
 		{"job-dead", "/jobs/" + dead[0], "template"},
 		{"job-running", "/jobs/" + held.Jobs[0].ID, "Held by"},
+		{"schedules", "/schedules", "at 02:00 on Monday to Friday"},
+		{"schedule", "/schedules/nightly-report", "Next fires"},
 	}
 }
 

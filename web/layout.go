@@ -30,4 +30,5 @@ var navItems = []navItem{
 	{"retries", "Retries", "/retries"},
 	{"dead", "Dead", "/dead"},
 	{"jobs", "Jobs", "/jobs"},
+	{"schedules", "Schedules", "/schedules"},
 }

@@ -32,6 +32,12 @@ func (d *dash) pages() []page {
 		{path: "/dead", title: "Dead jobs", nav: "dead", head: d.deadHead, panels: []panel{
 			{"dead", "jobs", d.deadPanel},
 		}},
+		{path: "/schedules", title: "Schedules", nav: "schedules", panels: []panel{
+			{"schedules", "jobs", d.schedulesPanel},
+		}},
+		{path: "/schedules/{name}", title: "Schedule", nav: "schedules", panels: []panel{
+			{"schedule", "jobs", d.schedulePanel},
+		}},
 		{path: "/jobs", title: "Jobs", nav: "jobs", head: d.jobsHead, panels: []panel{
 			{"jobs", "jobs", d.jobsPanel},
 		}},

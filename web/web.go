@@ -116,6 +116,10 @@ func (d *dash) routes() http.Handler {
 	r.Post("/dead/retry", d.retryDead)
 	r.Post("/retries/retry", d.retryRetrying)
 	r.Post("/jobs/bulk", d.bulkJobs)
+	r.Post("/schedules/{name}/pause", d.pauseSchedule)
+	r.Post("/schedules/{name}/resume", d.resumeSchedule)
+	r.Post("/schedules/{name}/trigger", d.triggerSchedule)
+	r.Post("/schedules/{name}/delete", d.deleteSchedule)
 	return r
 }
 
