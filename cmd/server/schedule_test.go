@@ -25,18 +25,7 @@ const slot = time.Second
 // jobs' scheduled_for are distinct and one second apart, none missed; an
 // overlap-skip schedule with no worker never has two unfinished jobs.
 func TestScheduleReplicasFireEachSlotOnce(t *testing.T) {
-	for _, backend := range []struct {
-		name  string
-		store func(t *testing.T) string
-	}{
-		{"postgres", postgresStore},
-		{"redis", redisStore},
-	} {
-		t.Run(backend.name, func(t *testing.T) {
-			t.Parallel()
-			testScheduleReplicas(t, backend.store(t))
-		})
-	}
+	eachSharedStore(t, testScheduleReplicas)
 }
 
 func testScheduleReplicas(t *testing.T, storeURL string) {
@@ -88,18 +77,7 @@ func testScheduleReplicas(t *testing.T, storeURL string) {
 // first), counts the others in missed_total, and from then on each slot
 // fires once. The restart leaves the file's schedules as they were.
 func TestScheduleCatchupAfterDowntime(t *testing.T) {
-	for _, backend := range []struct {
-		name  string
-		store func(t *testing.T) string
-	}{
-		{"postgres", postgresStore},
-		{"redis", redisStore},
-	} {
-		t.Run(backend.name, func(t *testing.T) {
-			t.Parallel()
-			testScheduleCatchup(t, backend.store(t))
-		})
-	}
+	eachSharedStore(t, testScheduleCatchup)
 }
 
 func testScheduleCatchup(t *testing.T, storeURL string) {
