@@ -99,6 +99,8 @@ func appendJob(b []byte, v *jobView) []byte {
 		b = append(b, '}')
 	}
 	b = appendOptString(append(b, `,"concurrency_key":`...), v.ConcurrencyKey)
+	b = appendOptString(append(b, `,"schedule":`...), v.Schedule)
+	b = appendStamp(append(b, `,"scheduled_for":`...), v.ScheduledFor)
 	return append(b, '}')
 }
 

@@ -17,6 +17,7 @@ func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 	started, finished := now.Add(-time.Second), now.Add(time.Millisecond)
 	progress, key, lastErr := 42, "uniq-1", "boom \"quoted\" <tag> & \\ \n\t\b\f\x01 é \u2028 日本"
 	reason := store.DeadAttemptsExhausted
+	sched, slot := "nightly <report>", now.Add(-time.Minute)
 	for name, j := range map[string]*store.Job{
 		"minimal": {ID: "01a2", Queue: "default", Kind: "k", State: store.StateAvailable, MaxAttempts: 20,
 			Timeout: 30 * time.Minute, RunAt: now, CreatedAt: now},
@@ -27,7 +28,7 @@ func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 			Metadata: json.RawMessage(`{"tenant":"t1"}`), LastError: &lastErr, Result: json.RawMessage(`"ok"`),
 			Progress: &progress, CancelRequested: true, Rescues: 2, DeadReason: &reason,
 			Trace:          &store.Trace{Parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", State: "a=1, b=\"2\""},
-			ConcurrencyKey: &lastErr},
+			ConcurrencyKey: &lastErr, Schedule: &sched, ScheduledFor: &slot},
 		"running": {ID: "01a4", Queue: "default", Kind: "k", State: store.StateRunning, Attempt: 1, MaxAttempts: 20,
 			RunAt: now, CreatedAt: now, StartedAt: &started,
 			Lease: &store.Lease{WorkerID: "10.0.0.5:8080/w-3", Token: "abc", ExpiresAt: now.Add(time.Minute)},
@@ -73,6 +74,7 @@ func FuzzAppendJob(f *testing.F) {
 		if running {
 			j.State, j.Lease = store.StateRunning, &store.Lease{WorkerID: worker, Token: token, ExpiresAt: now}
 			j.Trace = &store.Trace{Parent: worker, State: text}
+			j.Schedule, j.ScheduledFor = &kind, &now
 		}
 		for _, v := range []*jobView{newJobView(j, now), newLeasedJobView(j, now)} {
 			want, err := json.Marshal(v)

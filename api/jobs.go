@@ -141,7 +141,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 func listParams(q url.Values) (*store.JobListParams, error) {
 	p := &store.JobListParams{
 		Queue: q.Get("queue"), State: store.State(q.Get("state")), Kind: q.Get("kind"),
-		Limit: defaultListLimit, Cursor: q.Get("cursor"),
+		Schedule: q.Get("schedule"), Limit: defaultListLimit, Cursor: q.Get("cursor"),
 	}
 	var limitErr error
 	if s := q.Get("limit"); s != "" {
@@ -154,6 +154,7 @@ func listParams(q url.Values) (*store.JobListParams, error) {
 	return p, firstErr(
 		when(p.Queue != "" && checkName("queue", p.Queue) != nil, "queue", "must be a queue name"),
 		when(p.Kind != "" && checkName("kind", p.Kind) != nil, "kind", "must be a kind name"),
+		when(p.Schedule != "" && checkName("schedule", p.Schedule) != nil, "schedule", "must be a schedule name"),
 		when(p.State != "" && !p.State.Valid(), "state",
 			"must be one of scheduled, available, running, succeeded, dead, cancelled"),
 		limitErr,

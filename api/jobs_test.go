@@ -27,6 +27,7 @@ func TestEnqueueWireFormat(t *testing.T) {
 		"unique_key": nil, "tags": []any{}, "metadata": map[string]any{},
 		"last_error": nil, "result": nil, "progress": nil, "cancel_requested": false,
 		"rescues": 0.0, "dead_reason": nil, "lease": nil, "trace": nil, "concurrency_key": nil,
+		"schedule": nil, "scheduled_for": nil,
 	}
 	for k, v := range want {
 		if fmt.Sprint(got[k]) != fmt.Sprint(v) {

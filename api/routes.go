@@ -66,6 +66,9 @@ func (a *API) v1(r chi.Router) {
 		r.Get("/workers", a.listWorkers)
 		r.Get("/nodes", a.listNodes)
 		r.Get("/stats", a.stats)
+		r.Get("/schedules", a.listSchedules)
+		r.Get("/schedules/preview", a.previewSchedule)
+		r.Get("/schedules/{name}", a.getSchedule)
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(a.allow(RoleAdmin, RoleWorker))
@@ -89,6 +92,11 @@ func (a *API) v1(r chi.Router) {
 		r.Post("/queues/{name}/resume", a.resumeQueue)
 		r.Put("/queues/{name}/limits", a.setLimits)
 		r.Delete("/queues/{name}/limits", a.clearLimits)
+		r.Put("/schedules/{name}", a.putSchedule)
+		r.Delete("/schedules/{name}", a.deleteSchedule)
+		r.Post("/schedules/{name}/pause", a.pauseSchedule)
+		r.Post("/schedules/{name}/resume", a.resumeSchedule)
+		r.Post("/schedules/{name}/trigger", a.triggerSchedule)
 	})
 }
 

@@ -54,6 +54,8 @@ type jobView struct {
 	Lease           *leaseView      `json:"lease"`
 	Trace           *traceView      `json:"trace"`
 	ConcurrencyKey  *string         `json:"concurrency_key"`
+	Schedule        *string         `json:"schedule"`
+	ScheduledFor    *stamp          `json:"scheduled_for"`
 }
 
 // jobDetailView is a job with its attempts, oldest first (GET /v1/jobs/{id}).
@@ -121,6 +123,7 @@ func newJobView(j *store.Job, now time.Time) *jobView {
 		UniqueKey: j.UniqueKey, Tags: j.Tags, Metadata: j.Metadata,
 		LastError: j.LastError, Result: orNull(j.Result), Progress: j.Progress,
 		CancelRequested: j.CancelRequested, Rescues: j.Rescues, ConcurrencyKey: j.ConcurrencyKey,
+		Schedule: j.Schedule, ScheduledFor: stampOf(j.ScheduledFor),
 	}
 	if v.Tags == nil {
 		v.Tags = []string{}

@@ -142,6 +142,12 @@ func (f *fakeStore) JobPromote(_ context.Context, p *store.JobPromoteParams) (in
 	return n, nil
 }
 
+func (f *fakeStore) ScheduleListDue(context.Context, *store.ScheduleListDueParams) ([]*store.Schedule, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return nil, f.call("ScheduleListDue")
+}
+
 func (f *fakeStore) KeyPrune(context.Context, *store.KeyPruneParams) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -170,6 +176,24 @@ func (f *fakeStore) ThroughputRoll(context.Context, *store.ThroughputRollParams)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return 0, f.call("ThroughputRoll")
+}
+
+func (f *fakeStore) QueueList(context.Context, *store.QueueListParams) ([]*store.Queue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return nil, f.call("QueueList")
+}
+
+func (f *fakeStore) QueueDepthRoll(context.Context, *store.QueueDepthRollParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("QueueDepthRoll")
+}
+
+func (f *fakeStore) QueueMinuteRoll(context.Context, *store.QueueMinuteRollParams) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return 0, f.call("QueueMinuteRoll")
 }
 
 func (f *fakeStore) JobPrune(_ context.Context, p *store.JobPruneParams) (int, error) {

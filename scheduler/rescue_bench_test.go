@@ -76,12 +76,16 @@ func runRescue(b *testing.B, st store.Store) rescueResult {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { sched.Run(ctx) })
 
 	fill(b, st, "orphans", rescueWorkers*rescuePerWorker, time.Now())
 	live := startLive(ctx, b, st, &wg)
 	holdAndFallSilent(b, st)
 	silentAt := time.Now()
+	// The scheduler starts once every silent worker has sent its last
+	// heartbeat: on a loaded machine the leases before it can take longer
+	// than DeadAfter, and a scheduler already running would rescue the
+	// first workers' jobs before the last ones leased.
+	wg.Go(func() { sched.Run(ctx) })
 	backAt := waitAllBack(b, st, silentAt.Add(30*time.Second))
 	cancel()
 	wg.Wait()

@@ -80,6 +80,7 @@ func New(cfg Config) (*Scheduler, error) {
 		{"node", "node registered", node.runOnce},
 		{"recover", "recovered orphans", rec.runOnce},
 		{"reap", "reaped timed-out jobs", (&reaper{store: cfg.Store, metrics: m}).runOnce},
+		{"schedule", "fired schedules", (&firer{store: cfg.Store, tick: cfg.Tick, metrics: m}).runOnce},
 		{"promote", "promoted scheduled jobs", (&promoter{store: cfg.Store}).runOnce},
 		{"prune", "pruned finished jobs", (&pruner{store: cfg.Store, succeeded: cfg.RetentionSucceeded, dead: cfg.RetentionDead}).runOnce},
 		{"keys", "pruned expired keys", (&keyPruner{store: cfg.Store}).runOnce},
@@ -87,6 +88,8 @@ func New(cfg Config) (*Scheduler, error) {
 		// Last, so that the tick's own changes are counted by its end.
 		{"counts", "", (&countFolder{store: cfg.Store}).runOnce},
 		{"throughput", "", (&throughputRoller{store: cfg.Store}).runOnce},
+		{"depth", "", (&depthSampler{store: cfg.Store}).runOnce},
+		{"minutes", "", (&minuteRoller{store: cfg.Store}).runOnce},
 	}
 	return s, nil
 }

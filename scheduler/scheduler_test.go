@@ -394,7 +394,7 @@ func TestMetricsRegistered(t *testing.T) {
 	for _, mf := range mfs {
 		names = append(names, mf.GetName())
 	}
-	if got := strings.Join(names, " "); got != "tether_reaped_total tether_recovery_latency_seconds tether_rescues_total" {
+	if got := strings.Join(names, " "); got != "tether_reaped_total tether_recovery_latency_seconds tether_rescues_total tether_schedule_fire_lag_seconds" {
 		t.Errorf("registered %s", got)
 	}
 	if _, err := New(Config{Store: f.store, NodeID: "again", Registerer: f.reg}); err == nil {
@@ -403,3 +403,20 @@ func TestMetricsRegistered(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A store that cannot list due schedules fails the schedule task alone:
+// the error is logged and promote still runs.
+func TestTickScheduleListFails(t *testing.T) {
+	t.Parallel()
+	f := setup(t, Config{})
+	f.store.fail["ScheduleListDue"] = errors.New("schedules unreadable")
+	f.store.due = 2
+	f.s.Tick(t.Context())
+	out := f.log.Take()
+	if !strings.Contains(out, "task=schedule") || !strings.Contains(out, "schedules unreadable") {
+		t.Errorf("log %q lacks the schedule task's error", out)
+	}
+	if f.store.due != 0 {
+		t.Errorf("promote after a failed schedule task left %d jobs", f.store.due)
+	}
+}

@@ -33,6 +33,19 @@ type Insights interface {
 	// filters it). Returns no jobs for an IDPrefix that no job id can start
 	// with.
 	JobSearch(ctx context.Context, p *JobSearchParams) (*JobPage, error)
+	// QueueDepthList lists the depth samples QueueDepthRoll kept for a
+	// queue, oldest first: only the minutes sampled (a minute no scheduler
+	// ran is missing, not zero). An unknown queue has none.
+	QueueDepthList(ctx context.Context, p *QueueDepthListParams) ([]QueueDepth, error)
+	// QueueMinuteList lists what QueueMinuteRoll kept for a queue, oldest
+	// minute first, kinds by name within a minute: only the minutes in
+	// which a job of the queue finished.
+	QueueMinuteList(ctx context.Context, p *QueueMinuteListParams) ([]KindMinute, error)
+	// RescueCount counts the rescues finished at or after Since by the
+	// node that made them (recovered_by), among the newest
+	// MaxRescuesCounted: a bounded read, whatever the history holds. Rescues
+	// of jobs since pruned may be left out.
+	RescueCount(ctx context.Context, p *RescueCountParams) (map[string]int64, error)
 	// RescueList lists rescues (attempts closed as orphaned) finished at or
 	// after Since, newest first.
 	RescueList(ctx context.Context, p *RescueListParams) ([]Rescue, error)
@@ -54,6 +67,8 @@ const (
 	MaxThroughputMinutes = 24 * 60
 	// ThroughputRetention is how long per-minute counts are kept at least.
 	ThroughputRetention = 24 * time.Hour
+	// MaxRescuesCounted bounds RescueCount: the newest rescues it counts.
+	MaxRescuesCounted = 10_000
 )
 
 // JobPage is one page of a job list.
@@ -101,6 +116,10 @@ type JobSearchParams struct {
 	Limit    int // 0: DefaultInsightsLimit
 	Cursor   string
 	MaxBytes int // the page's byte budget; 0: none
+}
+
+type RescueCountParams struct {
+	Since time.Time // zero: any
 }
 
 type RescueListParams struct {

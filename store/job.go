@@ -106,6 +106,10 @@ type Job struct {
 	Trace           *Trace // nil: none
 	// ConcurrencyKey groups jobs for the queue's per-key limits; nil: none.
 	ConcurrencyKey *string
+	// Schedule and ScheduledFor are the schedule that fired the job and
+	// the slot it fired for; nil for a job a producer enqueued.
+	Schedule     *string
+	ScheduledFor *time.Time
 
 	// Attempts is filled by JobGet only, oldest first.
 	Attempts []Attempt
@@ -119,6 +123,14 @@ func (j *Job) StateAt(now time.Time) State {
 		return StateAvailable
 	}
 	return j.State
+}
+
+// RetryingAt reports whether the job, as read at now, waits to run again
+// after a delivery that did not succeed: scheduled (by StateAt) with
+// attempt > 0. Queue counts call these jobs retrying (Queue.Retrying), and
+// the dashboard shows them as "retrying" wherever it would say scheduled.
+func (j *Job) RetryingAt(now time.Time) bool {
+	return j.StateAt(now) == StateScheduled && j.Attempt > 0
 }
 
 // Trace is a job's W3C Trace Context, stored as the producer gave it and
@@ -176,6 +188,9 @@ type JobSpec struct {
 	// ConcurrencyKey counts the job toward its queue's key_concurrency
 	// and key_rate limits (see Limits); nil: the queue's limits only.
 	ConcurrencyKey *string
+	// Schedule and ScheduledFor are set by a schedule's fire only.
+	Schedule     *string
+	ScheduledFor *time.Time
 }
 
 // Normalize fills the defaults of s in place; now is the run_at of a spec
@@ -222,7 +237,7 @@ func (s *JobSpec) NewJob(id string, now time.Time) *Job {
 		ID: id, Queue: s.Queue, Kind: s.Kind, Payload: s.Payload, Priority: s.Priority,
 		State: state, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Backoff: s.Backoff,
 		RunAt: s.RunAt, CreatedAt: now, UniqueKey: s.UniqueKey, Tags: s.Tags, Metadata: s.Metadata,
-		Trace: s.Trace, ConcurrencyKey: s.ConcurrencyKey,
+		Trace: s.Trace, ConcurrencyKey: s.ConcurrencyKey, Schedule: s.Schedule, ScheduledFor: s.ScheduledFor,
 	}
 }
 

@@ -114,6 +114,19 @@ type Store interface {
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 
+	// QueueDepthRoll records each sampled queue's depth for the minute
+	// holding Now, replacing what an earlier call recorded for that queue
+	// and minute (replicas sample the same minute: the last one stands),
+	// and drops up to DepthPruneBatch minutes older than DepthRetention. It
+	// returns how many samples it wrote and minutes it dropped.
+	QueueDepthRoll(ctx context.Context, p *QueueDepthRollParams) (int, error)
+	// QueueMinuteRoll rolls up the jobs that finished (succeeded or dead)
+	// in Minute, reading at most MaxRolledJobs, into one KindMinute per
+	// queue and kind (store.RollMinute), replacing what an earlier roll of
+	// that minute wrote: replicas rolling the same minute write the same.
+	// It drops up to DepthPruneBatch rows older than DepthRetention, and
+	// returns how many it wrote and dropped.
+	QueueMinuteRoll(ctx context.Context, p *QueueMinuteRollParams) (int, error)
 	// QueueList returns every queue that has jobs, was paused or has
 	// limits, by name.
 	QueueList(ctx context.Context, p *QueueListParams) ([]*Queue, error)
@@ -124,6 +137,41 @@ type Store interface {
 	QueueSetLimits(ctx context.Context, p *QueueSetLimitsParams) (*Queue, error)
 	// QueueSetPaused pauses or resumes a queue, creating it if needed.
 	QueueSetPaused(ctx context.Context, p *QueueSetPausedParams) (*Queue, error)
+
+	// ScheduleDelete deletes a schedule; the jobs it enqueued stay. Returns
+	// ErrNotFound, or ErrInvalidState when Source is set and the schedule's
+	// is another.
+	ScheduleDelete(ctx context.Context, p *ScheduleDeleteParams) error
+	// ScheduleFire is one atomic transition: a compare-and-set on (Name,
+	// NextFireAt, Version) that moves next_fire_at to Next, adds Missed to
+	// missed_total, and inserts the Jobs through the same path as
+	// JobEnqueue, except under overlap skip: while the last fire's job is
+	// unfinished every job is skipped, otherwise the first is inserted and
+	// the rest skipped (each then leaves one unfinished). A fire that lost
+	// the compare-and-set changes nothing and returns Won false; a missing
+	// schedule is lost too.
+	ScheduleFire(ctx context.Context, p *ScheduleFireParams) (*ScheduleFireResult, error)
+	// ScheduleGet returns a schedule. Returns ErrNotFound.
+	ScheduleGet(ctx context.Context, p *ScheduleGetParams) (*Schedule, error)
+	// ScheduleList returns every schedule, by name.
+	ScheduleList(ctx context.Context, p *ScheduleListParams) ([]*Schedule, error)
+	// ScheduleListDue returns up to Limit schedules not paused whose
+	// next_fire_at is at or before Now, the earliest first.
+	ScheduleListDue(ctx context.Context, p *ScheduleListDueParams) ([]*Schedule, error)
+	// ScheduleSetPaused pauses or resumes a schedule (version + 1); resuming
+	// recomputes next_fire_at from Now, so paused slots are not missed.
+	// Returns ErrNotFound.
+	ScheduleSetPaused(ctx context.Context, p *ScheduleSetPausedParams) (*Schedule, error)
+	// ScheduleTrigger enqueues the schedule's job now, scheduled_for Now,
+	// whatever its overlap policy, leaving next_fire_at as it is. Returns
+	// ErrNotFound.
+	ScheduleTrigger(ctx context.Context, p *ScheduleTriggerParams) (*Job, error)
+	// ScheduleUpsert creates a schedule (version 1) or replaces its spec
+	// (version + 1), next_fire_at computed from Now either way; counters,
+	// last fire and created_at are kept. With IfChanged, a schedule of the
+	// same Source whose spec hash is the spec's is left as it is. Returns
+	// ErrInvalidState when Source is api and the schedule's is file.
+	ScheduleUpsert(ctx context.Context, p *ScheduleUpsertParams) (*ScheduleUpsertResult, error)
 
 	// StatsGet returns job counts by state and the rescue total: every
 	// rescue ever made, not reduced by retries or pruning.
@@ -247,6 +295,7 @@ type JobListParams struct {
 	Queue    string
 	State    State
 	Kind     string
+	Schedule string // the schedule that fired the jobs; "" for any
 	Limit    int
 	Cursor   string // the id of the last job of the previous page
 	MaxBytes int    // the page's byte budget; 0: none

@@ -61,8 +61,11 @@ func (d *dash) cancelJob(w http.ResponseWriter, r *http.Request) {
 
 func (d *dash) deleteJob(w http.ResponseWriter, r *http.Request) {
 	id := param(r, "id")
-	err := d.store.JobDelete(r.Context(), &store.JobDeleteParams{ID: id})
 	back := safeBack(r.PostFormValue("back"), "/jobs")
+	if d.confirmDelete(w, r, id, back) {
+		return
+	}
+	err := d.store.JobDelete(r.Context(), &store.JobDeleteParams{ID: id})
 	if u, _ := url.Parse(back); u != nil && u.Path == jobPath(id) {
 		back = "/jobs" // the job's own page is gone
 	}
@@ -114,82 +117,6 @@ func param(r *http.Request, key string) string {
 func jobPath(id string) string { return "/jobs/" + url.PathEscape(id) }
 
 func queuePath(name, action string) string { return "/queues/" + url.PathEscape(name) + "/" + action }
-
-// maxBulkRetry bounds one "retry all matching" click, so that one request
-// stays short however many jobs are dead; the flash says when more remain.
-const maxBulkRetry = 10_000
-
-// retryDead retries the dead jobs selected (id fields), or with all=1 every
-// dead job matching the filter (queue, kind, reason fields), one JobRetry
-// each, as the API would.
-func (d *dash) retryDead(w http.ResponseWriter, r *http.Request) {
-	_ = r.ParseForm() // a malformed body reads as no fields
-	ids := r.PostForm["id"]
-	all := r.PostFormValue("all") != ""
-	f := deadFilterOf(r.PostFormValue)
-	if err := f.check(); all && err != nil {
-		d.refuse(w, r, err)
-		return
-	}
-	var retried, failed int
-	more := false
-	retry := func(id string) {
-		if _, err := d.store.JobRetry(r.Context(), &store.JobRetryParams{ID: id, Now: d.now()}); err != nil {
-			failed++
-			return
-		}
-		retried++
-	}
-	var err error
-	switch {
-	case all:
-		more, err = d.eachDead(r, f, retry)
-	case len(ids) == 0:
-		setFlash(w, flash{Message: "Nothing done: no job was selected. Tick the boxes of the jobs to retry, or retry all matching."})
-		http.Redirect(w, r, safeBack(r.PostFormValue("back"), "/dead"), http.StatusSeeOther)
-		return
-	default:
-		for _, id := range ids {
-			retry(id)
-		}
-	}
-	msg := fmt.Sprintf("Retried %s dead job%s.", number(int64(retried)), plural(retried))
-	if failed > 0 {
-		msg += fmt.Sprintf(" %d could not be retried (gone, or no longer dead).", failed)
-	}
-	if more {
-		msg += fmt.Sprintf(" Stopped after %s: retry all again for the rest.", number(maxBulkRetry))
-	}
-	d.done(w, r, "/dead", err, msg, "the dead jobs")
-}
-
-// eachDead calls fn for every dead job matching f, up to maxBulkRetry; it
-// reports whether more remained.
-func (d *dash) eachDead(r *http.Request, f deadFilter, fn func(id string)) (bool, error) {
-	if d.ins == nil {
-		return false, errNoInsights
-	}
-	n := 0
-	cursor := ""
-	for {
-		page, err := d.ins.JobListDead(r.Context(), &store.JobListDeadParams{
-			Queue: f.Queue, Kind: f.Kind, Reason: store.DeadReason(f.Reason), Limit: 500, Cursor: cursor,
-			MaxBytes: store.DefaultPageBytes})
-		if err != nil {
-			return false, err
-		}
-		for _, j := range page.Jobs {
-			if n == maxBulkRetry {
-				return true, nil
-			}
-			fn(j.ID)
-			n++
-		}
-		if cursor = page.NextCursor; cursor == "" {
-			return false, nil
-		}
-	}
-}
 
 func plural(n int) string {
 	if n == 1 {

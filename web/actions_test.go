@@ -65,7 +65,11 @@ func TestActions(t *testing.T) {
 		{"scheme-relative back", "/queues/emails/resume", "//evil.example/x", "/queues", "Resumed", func() bool { return true }},
 	}
 	for _, tt := range tests {
-		rec := e.post(tt.path, url.Values{"back": {tt.back}})
+		form := url.Values{"back": {tt.back}}
+		if strings.HasSuffix(tt.path, "/delete") {
+			form.Set("confirm", "yes") // the confirmation's own POST; see TestDeleteAsksFirst
+		}
+		rec := e.post(tt.path, form)
 		if rec.Code != http.StatusSeeOther {
 			t.Errorf("%s: POST %s = %d, want 303", tt.name, tt.path, rec.Code)
 			continue
@@ -112,8 +116,9 @@ func TestCrossSiteRefused(t *testing.T) {
 		{"Sec-Fetch-Site", "same-site"},
 		{"Sec-Fetch-Site", "", "Origin", "https://evil.example"},
 	} {
-		for _, path := range []string{"/jobs/" + s.dead.ID + "/retry", "/queues/emails/pause", "/dead/retry"} {
-			rec := e.post(path, url.Values{"all": {"1"}}, h...)
+		for _, path := range []string{"/jobs/" + s.dead.ID + "/retry", "/queues/emails/pause", "/dead/retry",
+			"/jobs/bulk", "/retries/retry", "/jobs/" + s.dead.ID + "/delete"} {
+			rec := e.post(path, url.Values{"all": {"1"}, "action": {"retry"}, "confirm": {"yes"}}, h...)
 			if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "nothing was changed") {
 				t.Errorf("POST %s with %q = %d, want 403", path, h, rec.Code)
 			}
@@ -125,40 +130,6 @@ func TestCrossSiteRefused(t *testing.T) {
 	// The same request from the dashboard itself goes through.
 	if rec := e.post("/jobs/"+s.dead.ID+"/retry", nil, "Origin", "http://example.com"); rec.Code != http.StatusSeeOther {
 		t.Errorf("same-origin POST = %d, want 303", rec.Code)
-	}
-}
-
-func TestRetryDead(t *testing.T) {
-	t.Parallel()
-	e := setup(t)
-	var dead []*store.Job
-	for i, q := range []string{"a", "a", "b", "b", "b"} {
-		j := e.enqueue(store.JobSpec{Kind: []string{"x", "y"}[i%2], Queue: q})[0]
-		dead = append(dead, e.fail(e.lease("w", j.Queue, 1)[0], "no", true))
-	}
-	state := func(j *store.Job) store.State { return e.job(j.ID).State }
-
-	rec := e.post("/dead/retry", url.Values{"back": {"/dead"}, "id": {dead[0].ID, dead[2].ID}})
-	if _, page := e.follow(rec); !strings.Contains(page, "Retried 2 dead jobs.") {
-		t.Errorf("retry selected: flash missing")
-	}
-	if state(dead[0]) != store.StateAvailable || state(dead[2]) != store.StateAvailable || state(dead[1]) != store.StateDead {
-		t.Error("retry selected: wrong jobs retried")
-	}
-	rec = e.post("/dead/retry", url.Values{"back": {"/dead?queue=b&kind=y"}, "all": {"1"}, "queue": {"b"}, "kind": {"y"}})
-	if loc, page := e.follow(rec); loc != "/dead?queue=b&kind=y" || !strings.Contains(page, "Retried 1 dead job.") {
-		t.Errorf("retry all matching b/y: %s", loc)
-	}
-	if state(dead[3]) != store.StateAvailable || state(dead[4]) != store.StateDead || state(dead[1]) != store.StateDead {
-		t.Error("retry all matching b/y: wrong jobs retried")
-	}
-	rec = e.post("/dead/retry", url.Values{"all": {"1"}})
-	if _, page := e.follow(rec); !strings.Contains(page, "Retried 2 dead jobs.") {
-		t.Error("retry all: flash missing")
-	}
-	rec = e.post("/dead/retry", url.Values{})
-	if _, page := e.follow(rec); !strings.Contains(page, "no job was selected") {
-		t.Error("retry with nothing selected: flash missing")
 	}
 }
 

@@ -23,8 +23,8 @@ var viewports = []viewport{
 	{name: "1280", width: 1280, height: 900},
 	{name: "phone", width: 390, height: 844},
 	// Dark mode changes colours only: a page of each kind is enough.
-	{name: "phone-dark", width: 390, height: 844, dark: true, pages: []string{"overview", "workers", "orphans", "dead", "job-dead"}},
-	{name: "1280-dark", width: 1280, height: 900, dark: true, pages: []string{"overview", "orphans", "dead", "job-dead"}},
+	{name: "phone-dark", width: 390, height: 844, dark: true, pages: []string{"overview", "queue", "workers", "nodes", "orphans", "dead", "job-dead"}},
+	{name: "1280-dark", width: 1280, height: 900, dark: true, pages: []string{"overview", "queue", "orphans", "dead", "job-dead"}},
 }
 
 // overflow lists what scrolls sideways on the page: the document itself,

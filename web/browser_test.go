@@ -41,9 +41,12 @@ func TestBrowser(t *testing.T) {
 
 			t.Run("OrphansRescuedLive", func(t *testing.T) { testOrphansLive(t, ctx, srv) })
 			t.Run("WorkersLive", func(t *testing.T) { testWorkersLive(t, ctx, srv) })
+			t.Run("NodesLive", func(t *testing.T) { testNodesLive(t, ctx, srv) })
 			t.Run("Pages", func(t *testing.T) { testPages(t, ctx, srv, dead) })
 			t.Run("RetryDead", func(t *testing.T) { testRetryDead(t, ctx, srv, dead[0]) })
+			t.Run("BulkRetryAsksFirst", func(t *testing.T) { testBulkRetry(t, ctx, srv) })
 			t.Run("PauseQueue", func(t *testing.T) { testPauseQueue(t, ctx, srv) })
+			t.Run("QueueChart", func(t *testing.T) { testQueueChart(t, ctx, srv) })
 			t.Run("WithoutJavaScript", func(t *testing.T) { testWithoutJS(t, ctx, srv) })
 			t.Run("CrossSiteForm", func(t *testing.T) { testCrossSiteForm(t, ctx, srv, dead[1]) })
 			if b.layout {
@@ -154,10 +157,15 @@ func pagesToCheck(t *testing.T, srv *server, dead []string) []pageCheck {
 	if len(held.Jobs) == 0 {
 		t.Fatal("no running job in emails")
 	}
+	// Paused, so that no fire adds a job to the scene whatever the hour.
+	srv.call(t, "PUT", "/v1/schedules/nightly-report", map[string]any{"cron": "0 2 * * 1-5",
+		"timezone": "America/New_York", "paused": true, "job": map[string]any{"kind": "build_report", "queue": "reports"}}, nil)
 	return []pageCheck{
 		{"overview", "/", "Throughput, last hour"},
 		{"queues", "/queues", "emails"},
+		{"queue", "/queues/emails", "Recent jobs"},
 		{"workers", "/workers", "mailer-1"},
+		{"nodes", "/nodes", "node-a"},
 		{"orphans", "/orphans", "Recent rescues"},
 		{"retries", "/retries", "upstream 503"},
 		{"dead", "/dead", "template"},
@@ -165,6 +173,8 @@ func pagesToCheck(t *testing.T, srv *server, dead []string) []pageCheck {
 		{"jobs-search", "/jobs?queue=images&state=dead", "resize_image"},
 		{"job-dead", "/jobs/" + dead[0], "template"},
 		{"job-running", "/jobs/" + held.Jobs[0].ID, "Held by"},
+		{"schedules", "/schedules", "at 02:00 on Monday to Friday"},
+		{"schedule", "/schedules/nightly-report", "Next fires"},
 	}
 }
 

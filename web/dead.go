@@ -1,6 +1,8 @@
 package web
 
 import (
+	"net/url"
+
 	"github.com/a-h/templ"
 
 	"github.com/tetherq/tether/store"
@@ -15,7 +17,7 @@ type deadPanel struct {
 	// Total counts the dead jobs of the filter's queue (or all queues) from
 	// the maintained counts; the kind and reason filters are not counted.
 	Total int64
-	Next  string
+	Pages pages
 	Back  string
 }
 
@@ -76,9 +78,7 @@ func (d *dash) deadPanel(rq *request) (templ.Component, error) {
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
-	if page.NextCursor != "" {
-		m.Next = withQuery("/dead", "queue", f.Queue, "kind", f.Kind, "reason", f.Reason, "cursor", page.NextCursor)
-	}
+	m.Pages = trailOf(rq).links("/dead", url.Values{"queue": {f.Queue}, "kind": {f.Kind}, "reason": {f.Reason}}, page.NextCursor)
 	return deadView(m), nil
 }
 

@@ -68,7 +68,8 @@ func (d *dash) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // snapshot reads the aggregates the poller compares: queue counts and
-// paused flags, the rescue total, and each worker's liveness and jobs held.
+// paused flags, the rescue total, each worker's liveness and jobs held, and
+// each node's liveness.
 func (d *dash) snapshot(ctx context.Context) (snapshot, error) {
 	now := d.now()
 	queues, err := d.store.QueueList(ctx, &store.QueueListParams{Now: now})
@@ -80,6 +81,10 @@ func (d *dash) snapshot(ctx context.Context) (snapshot, error) {
 		return nil, err
 	}
 	workers, err := d.store.WorkerList(ctx, &store.WorkerListParams{})
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := d.store.NodeList(ctx, &store.NodeListParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -97,5 +102,11 @@ func (d *dash) snapshot(ctx context.Context) (snapshot, error) {
 		slices.Sort(held)
 		ws = append(ws, w.ID, string(d.workerState(w.LastHeartbeatAt, now)), strings.Join(held, ","))
 	}
-	return snapshot{topicJobs: fingerprint(jobs), topicQueues: fingerprint(qs), topicWorkers: fingerprint(ws)}, nil
+	ns := []string{strconv.FormatInt(stats.RescuesTotal, 10)}
+	live := store.LiveNodeIDs(nodes, d.cfg.NodeID, now, d.cfg.DeadAfter)
+	for _, n := range nodes {
+		ns = append(ns, n.ID, strconv.FormatBool(slices.Contains(live, n.ID)))
+	}
+	return snapshot{topicJobs: fingerprint(jobs), topicNodes: fingerprint(ns), topicQueues: fingerprint(qs),
+		topicWorkers: fingerprint(ws)}, nil
 }

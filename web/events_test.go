@@ -109,6 +109,15 @@ func TestEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.await(t, "a change of workers", func(l string) bool { return l == "data: workers" })
+	// A replica that starts, then one that stops: the nodes page follows.
+	if err := st.NodeHeartbeat(t.Context(), &store.NodeHeartbeatParams{ID: "node-b", StartedAt: time.Now(), Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	a.await(t, "a change of nodes as one starts", func(l string) bool { return l == "data: nodes" })
+	if err := st.NodeStop(t.Context(), &store.NodeStopParams{ID: "node-b", Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	a.await(t, "a change of nodes as one stops", func(l string) bool { return l == "data: nodes" })
 
 	close(shutdown)
 	for _, s := range []*stream{a, b} {

@@ -15,6 +15,7 @@ const (
 	topicJobs    = "jobs"    // a count by queue and state, or the rescue total
 	topicQueues  = "queues"  // the set of queues, or one paused or resumed
 	topicWorkers = "workers" // the set of workers, a liveness, or jobs held
+	topicNodes   = "nodes"   // the set of server nodes, a liveness, or the rescue total
 )
 
 // snapshot is the state the poller compares tick to tick: one fingerprint
@@ -156,7 +157,7 @@ func (f *feed) broadcast(topics []string) {
 // diff lists the topics whose fingerprint differs, sorted.
 func diff(a, b snapshot) []string {
 	var out []string
-	for _, t := range []string{topicJobs, topicQueues, topicWorkers} {
+	for _, t := range []string{topicJobs, topicNodes, topicQueues, topicWorkers} {
 		if a[t] != b[t] {
 			out = append(out, t)
 		}

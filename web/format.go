@@ -87,6 +87,16 @@ func span(d time.Duration) string {
 	}
 }
 
+// stateLabel is the state a job shows at now: "retrying" for a scheduled
+// job waiting out a backoff (store.Job.RetryingAt), else its state as every
+// answer reads it (store.Job.StateAt). Actions still follow the state.
+func stateLabel(j *store.Job, now time.Time) string {
+	if j.RetryingAt(now) {
+		return "retrying"
+	}
+	return string(j.StateAt(now))
+}
+
 // number writes n with thousands separators: 1,000,000.
 func number(n int64) string {
 	s := strconv.FormatInt(n, 10)

@@ -85,8 +85,8 @@ func TestLayoutChart(t *testing.T) {
 	}
 	mins[10] = store.ThroughputMinute{Minute: mins[10].Minute, Succeeded: 30, Failed: 7, Rescued: 1}
 	m := layoutChart(mins)
-	if m.YTop != "50" || m.YMid != "25" || m.Succeeded != 30 || m.Failed != 7 || m.Rescued != 1 || m.Quiet {
-		t.Errorf("chart = top %s mid %s totals %d/%d/%d quiet %v", m.YTop, m.YMid, m.Succeeded, m.Failed, m.Rescued, m.Quiet)
+	if m.Axis.Top != 40 || m.Succeeded != 30 || m.Failed != 7 || m.Rescued != 1 || m.Quiet {
+		t.Errorf("chart = top %d totals %d/%d/%d quiet %v", m.Axis.Top, m.Succeeded, m.Failed, m.Rescued, m.Quiet)
 	}
 	if len(m.Bars) != 60 || len(m.Bars[10].Segs) != 3 || m.Bars[0].Segs[0].Class != "bar-none" {
 		t.Errorf("bars: %d, minute 10 has %d segments", len(m.Bars), len(m.Bars[10].Segs))

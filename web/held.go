@@ -29,17 +29,7 @@ type heldRow struct {
 const maxHeld = 200
 
 func (d *dash) heldPanel(rq *request) (templ.Component, error) {
-	if d.ins == nil {
-		return nil, errNoInsights
-	}
-	nodes, err := d.store.NodeList(rq.ctx, &store.NodeListParams{})
-	if err != nil {
-		return nil, err
-	}
-	live := store.LiveNodeIDs(nodes, d.cfg.NodeID, rq.now, d.cfg.DeadAfter)
-	// Suspect begins after two missed heartbeats, as store.WorkerStateAt has it.
-	since := rq.now.Add(-2 * d.cfg.HeartbeatInterval)
-	held, err := d.ins.JobListHeldBySilent(rq.ctx, &store.JobListHeldBySilentParams{SilentSince: since, LiveIDs: live, Limit: maxHeld})
+	held, err := d.heldBySilent(rq)
 	if err != nil {
 		return nil, err
 	}
@@ -58,4 +48,20 @@ func (d *dash) heldPanel(rq *request) (templ.Component, error) {
 		m.Jobs = append(m.Jobs, row)
 	}
 	return heldView(m), nil
+}
+
+// heldBySilent lists up to maxHeld jobs held by suspect or dead workers:
+// awaiting recovery.
+func (d *dash) heldBySilent(rq *request) ([]store.HeldJob, error) {
+	if d.ins == nil {
+		return nil, errNoInsights
+	}
+	nodes, err := d.store.NodeList(rq.ctx, &store.NodeListParams{})
+	if err != nil {
+		return nil, err
+	}
+	live := store.LiveNodeIDs(nodes, d.cfg.NodeID, rq.now, d.cfg.DeadAfter)
+	// Suspect begins after two missed heartbeats, as store.WorkerStateAt has it.
+	since := rq.now.Add(-2 * d.cfg.HeartbeatInterval)
+	return d.ins.JobListHeldBySilent(rq.ctx, &store.JobListHeldBySilentParams{SilentSince: since, LiveIDs: live, Limit: maxHeld})
 }

@@ -58,7 +58,7 @@ func (d *dash) jobPanel(rq *request) (templ.Component, error) {
 		return nil, err
 	}
 	st := j.StateAt(rq.now)
-	m := jobPanel{ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: string(st), Priority: j.Priority,
+	m := jobPanel{ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: stateLabel(j, rq.now), Priority: j.Priority,
 		Attempt: j.Attempt, Max: j.MaxAttempts, Rescues: j.Rescues, Timeout: span(j.Timeout),
 		Created: instantAt(j.CreatedAt, rq.now), RunAt: instantAt(j.RunAt, rq.now),
 		Started: instantOf(j.StartedAt, rq.now), Finished: instantOf(j.FinishedAt, rq.now),
@@ -80,6 +80,9 @@ func (d *dash) jobPanel(rq *request) (templ.Component, error) {
 	if j.LastError != nil {
 		m.LastError = *j.LastError
 	}
+	if a := lastWithError(j.Attempts); a != nil && isRescueMessage(*a, m.LastError) {
+		m.LastError = "" // the timeline tells the rescue, once
+	}
 	if j.Progress != nil {
 		m.Progress = strconv.Itoa(min(100, max(0, *j.Progress)))
 	}
@@ -98,13 +101,33 @@ func newAttemptRow(a store.Attempt, rq *request) attemptRow {
 		end = *a.FinishedAt
 	}
 	row.Took = span(end.Sub(a.StartedAt))
-	if a.Error != nil {
+	if a.Error != nil && !isRescueMessage(a, *a.Error) {
 		row.Error = *a.Error
 	}
 	if a.RecoveredBy != nil {
 		row.RecoveredBy = *a.RecoveredBy
 	}
 	return row
+}
+
+// isRescueMessage reports whether text is what the rescue that closed a
+// wrote (store.RescueMessage) on the attempt and the job. The timeline
+// says it in its own words, with the worker's last sign of life, so the
+// page shows it there only.
+func isRescueMessage(a store.Attempt, text string) bool {
+	return a.Outcome == store.OutcomeOrphaned && a.RecoveredBy != nil &&
+		text == store.RescueMessage(a.WorkerID, *a.RecoveredBy)
+}
+
+// lastWithError is the newest attempt that left an error, nil if none:
+// the one the job's last error came from.
+func lastWithError(as []store.Attempt) *store.Attempt {
+	for i := len(as) - 1; i >= 0; i-- {
+		if as[i].Error != nil {
+			return &as[i]
+		}
+	}
+	return nil
 }
 
 // pretty indents a JSON value for reading; "" for none.

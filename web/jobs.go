@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -13,10 +14,14 @@ type jobsPanel struct {
 	Heading string
 	Search  jobSearch
 	Jobs    []jobRow
-	Next    string
-	Back    string
-	Base    string
-	Limited bool // the backend cannot search by id prefix
+	Pages   pages
+	// Total counts the jobs the queue and state filters select, from the
+	// maintained counts; -1 when a kind or id filter narrows them further
+	// (those are not counted), Of then the count they narrow.
+	Total, Of int64
+	Back      string
+	Base      string
+	Limited   bool // the backend cannot search by id prefix
 }
 
 // jobSearch is the search form's values.
@@ -75,7 +80,8 @@ func (d *dash) jobsPanel(rq *request) (templ.Component, error) {
 	}
 	m := jobsPanel{Heading: rq.heading("Jobs"), Search: s, Back: rq.back, Base: rq.base}
 	state := store.State(s.State)
-	cursor := rq.query("cursor")
+	t := trailOf(rq)
+	cursor := t.cursor
 	var jobs []*store.Job
 	var next string
 	if d.ins != nil {
@@ -99,13 +105,36 @@ func (d *dash) jobsPanel(rq *request) (templ.Component, error) {
 	}
 	for _, j := range jobs {
 		st := j.StateAt(rq.now)
-		m.Jobs = append(m.Jobs, jobRow{ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: string(st), Attempt: j.Attempt,
+		m.Jobs = append(m.Jobs, jobRow{ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: stateLabel(j, rq.now), Attempt: j.Attempt,
 			Max: j.MaxAttempts, Created: instantAt(j.CreatedAt, rq.now), Actions: jobActions(j, st)})
 	}
-	if next != "" {
-		m.Next = withQuery("/jobs", "queue", s.Queue, "state", s.State, "kind", s.Kind, "q", s.Q, "cursor", next)
+	m.Pages = t.links("/jobs", url.Values{"queue": {s.Queue}, "state": {s.State}, "kind": {s.Kind}, "q": {s.Q}}, next)
+	queues, err := d.queues(rq)
+	if err != nil {
+		return nil, err
+	}
+	m.Total = countJobs(queues, s.Queue, state)
+	if s.Kind != "" || s.Q != "" {
+		m.Total, m.Of = -1, m.Total
 	}
 	return jobsView(m), nil
+}
+
+// countJobs sums the maintained counts of queue (or every queue) in state
+// (or every state).
+func countJobs(queues []*store.Queue, queue string, state store.State) int64 {
+	var n int64
+	for _, q := range queues {
+		if queue != "" && q.Name != queue {
+			continue
+		}
+		for _, st := range store.States {
+			if state == "" || st == state {
+				n += q.Counts[st]
+			}
+		}
+	}
+	return n
 }
 
 func (d *dash) jobsHead(rq *request) templ.Component {

@@ -25,8 +25,10 @@ var navItems = []navItem{
 	{"overview", "Overview", "/"},
 	{"queues", "Queues", "/queues"},
 	{"workers", "Workers", "/workers"},
+	{"nodes", "Nodes", "/nodes"},
 	{"orphans", "Orphans", "/orphans"},
 	{"retries", "Retries", "/retries"},
 	{"dead", "Dead", "/dead"},
 	{"jobs", "Jobs", "/jobs"},
+	{"schedules", "Schedules", "/schedules"},
 }

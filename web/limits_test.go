@@ -40,6 +40,13 @@ func TestLimitsForm(t *testing.T) {
 		}
 	}
 
+	_, body = e.get("/queues/emails")
+	for _, want := range []string{"≤ 1 running", "held back: concurrency 1", `action="/queues/emails/limits"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/queues/emails lacks %q", want)
+		}
+	}
+
 	rec = e.post("/queues/emails/limits", url.Values{"back": {"/queues"}})
 	if _, page := e.follow(rec); !strings.Contains(page, "Queue emails has no limits now.") {
 		t.Error("clearing: the next page lacks the flash")

@@ -18,6 +18,17 @@ type overviewPanel struct {
 	OldestWaiting string
 	Base          string
 	Empty         bool
+	// Attention lists what needs a person, most urgent first; empty when
+	// nothing does.
+	Attention []attention
+}
+
+// attention is one thing on the overview that needs a person: how many,
+// what, and the page that deals with it.
+type attention struct {
+	N    string
+	What string
+	Href string
 }
 
 func (d *dash) overviewPanel(rq *request) (templ.Component, error) {
@@ -62,7 +73,13 @@ func (d *dash) overviewPanel(rq *request) (templ.Component, error) {
 			m.Dead++
 		}
 	}
+	held := 0
 	if d.ins != nil {
+		h, err := d.heldBySilent(rq)
+		if err != nil {
+			return nil, err
+		}
+		held = len(h)
 		mins, err := d.ins.ThroughputList(rq.ctx, &store.ThroughputListParams{From: rq.now.Add(-chartSpan + chartStep), To: rq.now})
 		if err != nil {
 			return nil, err
@@ -72,7 +89,29 @@ func (d *dash) overviewPanel(rq *request) (templ.Component, error) {
 			m.RescuesHour += x.Rescued
 		}
 	}
+	m.Attention = needsAttention(stats.Jobs[store.StateDead], m.Suspect, held)
 	return overviewView(m), nil
+}
+
+// needsAttention words what needs a person: dead jobs to retry or delete,
+// suspect workers, and jobs held by silent workers, awaiting recovery (at
+// most maxHeld are counted).
+func needsAttention(dead int64, suspect, held int) []attention {
+	var out []attention
+	if dead > 0 {
+		out = append(out, attention{number(dead), "dead job" + plural(int(min(dead, 2))) + " to retry or delete", "/dead"})
+	}
+	if held > 0 {
+		n := number(int64(held))
+		if held >= maxHeld {
+			n += "+"
+		}
+		out = append(out, attention{n, "job" + plural(held) + " awaiting recovery from a silent worker", "/orphans"})
+	}
+	if suspect > 0 {
+		out = append(out, attention{number(int64(suspect)), "suspect worker" + plural(suspect) + ", late with heartbeats", "/workers"})
+	}
+	return out
 }
 
 // stateHref is where a state's count leads.

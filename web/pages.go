@@ -11,8 +11,16 @@ func (d *dash) pages() []page {
 			queues,
 		}},
 		{path: "/queues", title: "Queues", nav: "queues", panels: []panel{queues}},
+		{path: "/queues/{name}", title: "Queue", nav: "queues", panels: []panel{
+			{"queue", "jobs queues", d.queuePanel},
+			{"queue-depth", "jobs", d.queueDepthPanel},
+			{"queue-jobs", "jobs", d.queueJobsPanel},
+		}},
 		{path: "/workers", title: "Workers", nav: "workers", panels: []panel{
 			{"workers", "workers", d.workersPanel},
+		}},
+		{path: "/nodes", title: "Nodes", nav: "nodes", panels: []panel{
+			{"nodes", "nodes", d.nodesPanel},
 		}},
 		{path: "/orphans", title: "Orphans and rescues", nav: "orphans", panels: []panel{
 			{"held", "workers jobs", d.heldPanel},
@@ -23,6 +31,12 @@ func (d *dash) pages() []page {
 		}},
 		{path: "/dead", title: "Dead jobs", nav: "dead", head: d.deadHead, panels: []panel{
 			{"dead", "jobs", d.deadPanel},
+		}},
+		{path: "/schedules", title: "Schedules", nav: "schedules", panels: []panel{
+			{"schedules", "jobs", d.schedulesPanel},
+		}},
+		{path: "/schedules/{name}", title: "Schedule", nav: "schedules", panels: []panel{
+			{"schedule", "jobs", d.schedulePanel},
 		}},
 		{path: "/jobs", title: "Jobs", nav: "jobs", head: d.jobsHead, panels: []panel{
 			{"jobs", "jobs", d.jobsPanel},

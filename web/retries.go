@@ -1,6 +1,8 @@
 package web
 
 import (
+	"net/url"
+
 	"github.com/a-h/templ"
 
 	"github.com/tetherq/tether/store"
@@ -12,8 +14,11 @@ type retriesPanel struct {
 	Heading string
 	Queue   string
 	Jobs    []retryRow
-	Next    string // the next page's URL, if any
-	Back    string
+	Pages   pages
+	// Total counts the retrying jobs of the queue (or every queue), from
+	// the maintained counts.
+	Total int64
+	Back  string
 }
 
 type retryRow struct {
@@ -36,7 +41,16 @@ func (d *dash) retriesPanel(rq *request) (templ.Component, error) {
 	if err != nil {
 		return nil, err
 	}
+	queues, err := d.queues(rq)
+	if err != nil {
+		return nil, err
+	}
 	m := retriesPanel{Heading: rq.heading("Retrying"), Queue: queue, Back: rq.back}
+	for _, q := range queues {
+		if queue == "" || q.Name == queue {
+			m.Total += q.Retrying
+		}
+	}
 	for _, j := range page.Jobs {
 		row := retryRow{JobID: j.ID, Queue: j.Queue, Kind: j.Kind, Attempt: j.Attempt, Max: j.MaxAttempts,
 			NextRun: instantAt(j.RunAt, rq.now)}
@@ -45,9 +59,7 @@ func (d *dash) retriesPanel(rq *request) (templ.Component, error) {
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
-	if page.NextCursor != "" {
-		m.Next = withQuery("/retries", "queue", queue, "cursor", page.NextCursor)
-	}
+	m.Pages = trailOf(rq).links("/retries", url.Values{"queue": {queue}}, page.NextCursor)
 	return retriesView(m), nil
 }
 

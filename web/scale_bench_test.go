@@ -25,7 +25,8 @@ import (
 // BenchmarkPages1M renders every page over a store holding a million jobs,
 // as a server at the end of a busy hour would: most succeeded, some dead,
 // retrying, scheduled, waiting and running, with an hour of throughput and
-// rescues. It runs one sub-benchmark per backend (sqlite, postgres, redis);
+// rescues, three server nodes (one stopped) and a week of each queue's
+// depth, sampled every minute. It runs one sub-benchmark per backend (sqlite, postgres, redis);
 // each fills its store through store.Store's batch calls, which takes
 // minutes, so it all runs only with TETHER_BENCH_BIG=1 (never in make test
 // or make bench):
@@ -105,7 +106,20 @@ func benchPages(b *testing.B, bk backend, name string, total int) {
 	// minute, while its live workers are still live.
 	now := ids.newest.Add(10 * time.Second)
 	clock := func() time.Time { return now }
-	h, err := New(Config{Store: st, Insights: st, Now: clock})
+	// Three replicas share the store: two live, one stopped (a cheap write,
+	// repeated on every run).
+	for i, id := range []string{"node-1", "node-2", "node-3"} {
+		if err := st.NodeHeartbeat(b.Context(), &store.NodeHeartbeatParams{ID: id, Version: "v1", StartedAt: now.Add(-time.Hour), Now: now}); err != nil {
+			b.Fatal(err)
+		}
+		if i == 2 {
+			if err := st.NodeStop(b.Context(), &store.NodeStopParams{ID: id, Now: now}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	f.depthWeek(now)
+	h, err := New(Config{Store: st, Insights: st, Now: clock, NodeID: "node-1"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +140,11 @@ func benchPages(b *testing.B, bk backend, name string, total int) {
 	for _, p := range []struct{ name, path string }{
 		{"overview", "/"},
 		{"queues", "/queues"},
+		{"queue", "/queues/emails"},
+		{"queue-24h", "/queues/emails?range=24h"},
+		{"queue-7d", "/queues/emails?range=7d"},
 		{"workers", "/workers"},
+		{"nodes", "/nodes"},
 		{"orphans", "/orphans"},
 		{"retries", "/retries"},
 		{"retries-queue", "/retries?queue=images"},
@@ -377,4 +395,28 @@ func (f *filler) samples() sampleIDs {
 		f.b.Fatalf("no job to sample: %v", err)
 	}
 	return sampleIDs{dead: dead.Jobs[0].ID, newest: newest.Jobs[0].CreatedAt}
+}
+
+// depthWeek gives every queue a week of depth samples up to now, one a
+// minute as the scheduler keeps them, unless the store has them already.
+func (f *filler) depthWeek(now time.Time) {
+	ctx := f.b.Context()
+	have, err := f.st.QueueDepthList(ctx, &store.QueueDepthListParams{Queue: fillQueues[0], Since: now.Add(-store.DepthRetention), Until: now})
+	if err != nil {
+		f.b.Fatal(err)
+	}
+	if len(have) >= store.MaxDepthMinutes-10 {
+		return
+	}
+	began := time.Now()
+	depths := make([]store.QueueDepth, len(fillQueues))
+	for m := store.MaxDepthMinutes; m >= 1; m-- {
+		for i, q := range fillQueues {
+			depths[i] = store.QueueDepth{Queue: q, Available: int64(1000 + (m*7+i*13)%500), Scheduled: int64((m * 3) % 200)}
+		}
+		if _, err := f.st.QueueDepthRoll(ctx, &store.QueueDepthRollParams{Depths: depths, Now: now.Add(-time.Duration(m) * time.Minute)}); err != nil {
+			f.b.Fatal(err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "sampled a week of depth for %d queues in %s\n", len(fillQueues), time.Since(began).Round(time.Second))
 }

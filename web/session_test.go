@@ -162,6 +162,20 @@ func TestLoginCrossOriginAndLogout(t *testing.T) {
 		!strings.Contains(rec.Body.String(), `name="token"`) {
 		t.Errorf("login page: %d", rec.Code)
 	}
+	// The login page is styled by the dashboard's stylesheet, which is
+	// served without a session.
+	page := serve(web.LoginHandler(cfg), "GET", "/login", "").Body.String()
+	i := strings.Index(page, `href="/static/dashboard.css?v=`)
+	if i < 0 || !strings.Contains(page, `class="login-card"`) {
+		t.Fatal("the login page does not use the dashboard's stylesheet")
+	}
+	css := page[i+len(`href="`):]
+	css = css[:strings.IndexByte(css, '"')]
+	e := setup(t)
+	if rec := serve(web.RequireSession(cfg)(e.handler), "GET", css, ""); rec.Code != http.StatusOK ||
+		!strings.Contains(rec.Body.String(), ".login-card") {
+		t.Errorf("GET %s without a session = %d", css, rec.Code)
+	}
 }
 
 // TestLoginUnreadableForm: a login form that cannot be read whole (here

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
@@ -9,20 +8,16 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// The throughput chart: the last hour, one stacked bar a minute. The SVG
-// draws only the bars, in a plot of its own units stretched to its box;
-// the labels are HTML around it, so they stay readable at any width.
+// The throughput chart: the last hour, one stacked bar a minute.
 const (
 	chartSpan = time.Hour
 	chartStep = time.Minute
-	// plotW and plotH are the SVG's units: one bar is plotW/60 wide.
-	plotW, plotH = 600.0, 100.0
 )
 
 // throughputPanel is the chart's bars, already laid out, and its totals.
 type throughputPanel struct {
 	Bars                       []chartBar
-	YTop, YMid                 string
+	Axis                       axis
 	Succeeded, Failed, Rescued int64
 	Quiet                      bool // nothing closed in the hour
 	ViewBox                    string
@@ -62,8 +57,7 @@ func layoutChart(mins []store.ThroughputMinute) throughputPanel {
 		peak = max(peak, x.Succeeded+x.Failed+x.Rescued)
 	}
 	m.Quiet = peak == 0
-	top := niceCeil(max(peak, 2))
-	m.YTop, m.YMid = number(top), number(top/2)
+	m.Axis = newAxis(peak)
 	slot := plotW / float64(max(len(mins), 1))
 	for i, x := range mins {
 		bar := chartBar{Title: x.Minute.Format("15:04") + " UTC: " + number(x.Succeeded) + " succeeded, " +
@@ -77,7 +71,7 @@ func layoutChart(mins []store.ThroughputMinute) throughputPanel {
 			if s.n == 0 {
 				continue
 			}
-			h := max(plotH*float64(s.n)/float64(top), 0.8)
+			h := max(m.Axis.h(s.n), 0.8)
 			y -= h
 			bar.Segs = append(bar.Segs, chartSeg{Class: "bar-" + s.class, X: left, Y: f1(y), W: width, H: f1(h)})
 		}
@@ -89,16 +83,3 @@ func layoutChart(mins []store.ThroughputMinute) throughputPanel {
 	}
 	return m
 }
-
-// niceCeil rounds n up to 1, 2 or 5 times a power of ten.
-func niceCeil(n int64) int64 {
-	for p := int64(1); ; p *= 10 {
-		for _, k := range []int64{1, 2, 5} {
-			if k*p >= n {
-				return k * p
-			}
-		}
-	}
-}
-
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

@@ -37,7 +37,7 @@ func TestStoreUnavailablePage(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		return rec
 	}
-	paths := []string{"/", "/queues", "/workers", "/orphans", "/retries", "/dead", "/jobs", "/?fragment=throughput"}
+	paths := []string{"/", "/queues", "/workers", "/nodes", "/orphans", "/retries", "/dead", "/jobs", "/?fragment=throughput"}
 	for _, p := range paths {
 		if rec := get(p); rec.Code != http.StatusOK {
 			t.Fatalf("GET %s before the outage: %d", p, rec.Code)

@@ -115,6 +115,12 @@ func (d *dash) routes() http.Handler {
 	r.Post("/jobs/{id}/cancel", d.cancelJob)
 	r.Post("/jobs/{id}/delete", d.deleteJob)
 	r.Post("/dead/retry", d.retryDead)
+	r.Post("/retries/retry", d.retryRetrying)
+	r.Post("/jobs/bulk", d.bulkJobs)
+	r.Post("/schedules/{name}/pause", d.pauseSchedule)
+	r.Post("/schedules/{name}/resume", d.resumeSchedule)
+	r.Post("/schedules/{name}/trigger", d.triggerSchedule)
+	r.Post("/schedules/{name}/delete", d.deleteSchedule)
 	return r
 }
 

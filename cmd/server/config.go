@@ -30,6 +30,8 @@ type config struct {
 	retentionDead      time.Duration
 	maxRescues         int
 	nodeID             string
+	schedulesFile      string
+	schedules          []store.ScheduleSpec // read from schedulesFile
 	security
 }
 
@@ -62,6 +64,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if err := c.check(); err != nil {
 		return c, err
 	}
+	var err error
+	if c.schedules, err = loadSchedules(c.schedulesFile); err != nil {
+		return c, err
+	}
 	return c, c.security.load(c.addr)
 }
 
@@ -82,6 +88,7 @@ func (c *config) flagSet() *flag.FlagSet {
 	fs.DurationVar(&c.retentionDead, "retention-dead", scheduler.DefaultRetentionDead, "how long dead jobs are kept")
 	fs.IntVar(&c.maxRescues, "max-rescues", store.DefaultMaxRescues, "rescues after which a job is dead (crash_loop)")
 	fs.StringVar(&c.nodeID, "node-id", "", "this node's id (default hostname-pid-random)")
+	fs.StringVar(&c.schedulesFile, "schedules", "", "schedules file (JSON): periodic jobs written at start, read-only over the API")
 	c.security.flags(fs)
 	explainValues(fs)
 	return fs

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +224,53 @@ func TestRedact(t *testing.T) {
 		if got := redact(tt.in); got != tt.want {
 			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// --schedules (or TETHER_SCHEDULES) reads the file at start; a file the
+// API would refuse stops the server, naming the entry's field.
+func TestSchedulesFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good, bad := dir+"/good.json", dir+"/bad.json"
+	write := func(path, text string) {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(good, `{"schedules": [{"name": "tick", "every_ms": 1000, "job": {"kind": "k"}}]}`)
+	write(bad, `{"schedules": [{"name": "tick", "every_ms": 1000, "job": {"kind": "k", "prio": 1}}]}`)
+	c, err := parseConfig(nil, env(map[string]string{"TETHER_SCHEDULES": good}), io.Discard)
+	if err != nil || c.schedulesFile != good || len(c.schedules) != 1 || c.schedules[0].Name != "tick" {
+		t.Errorf("TETHER_SCHEDULES: %+v, %v", c.schedules, err)
+	}
+	for path, want := range map[string]string{
+		bad:                "--schedules " + bad + ": schedules[0].job.prio",
+		dir + "/none.json": "--schedules: open",
+	} {
+		if _, err := parseConfig([]string{"--schedules", path}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--schedules %s: %v, want an error with %q", path, err, want)
+		}
+	}
+}
+
+// The README's schedules-file example is a file the server accepts.
+func TestReadmeSchedulesFile(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```json\n(\\{\"schedules\".*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README has no schedules file example")
+	}
+	path := filepath.Join(t.TempDir(), "schedules.json")
+	if err := os.WriteFile(path, m[1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := loadSchedules(path)
+	if err != nil || len(specs) != 2 {
+		t.Errorf("README's schedules file: %d specs, %v", len(specs), err)
 	}
 }

@@ -60,6 +60,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := clock.Sync(ctx); err != nil {
 		return errors.Join(err, st.Close())
 	}
+	if err := applySchedules(ctx, cfg, st, clock.Now(), log); err != nil {
+		return errors.Join(err, st.Close())
+	}
 	srv, err := newServer(cfg, st, clock, log, version())
 	if err != nil {
 		return errors.Join(err, st.Close())

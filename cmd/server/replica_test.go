@@ -19,18 +19,7 @@ import (
 // exactly once and leased again through C, and a long-poll on B wakes on an
 // enqueue through A. Run against each shared backend.
 func TestReplicasShareOneStore(t *testing.T) {
-	for _, backend := range []struct {
-		name  string
-		store func(t *testing.T) string
-	}{
-		{"postgres", postgresStore},
-		{"redis", redisStore},
-	} {
-		t.Run(backend.name, func(t *testing.T) {
-			t.Parallel()
-			testReplicas(t, backend.store(t))
-		})
-	}
+	eachSharedStore(t, testReplicas)
 }
 
 func testReplicas(t *testing.T, storeURL string) {
@@ -148,6 +137,23 @@ func keepAlive(t *testing.T, c *client.Client, worker string) (stop func()) {
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// eachSharedStore runs test in parallel subtests on each store replicas
+// can share, with a store URL of its own.
+func eachSharedStore(t *testing.T, test func(t *testing.T, storeURL string)) {
+	for _, backend := range []struct {
+		name  string
+		store func(t *testing.T) string
+	}{
+		{"postgres", postgresStore},
+		{"redis", redisStore},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, backend.store(t))
+		})
+	}
 }
 
 // postgresStore returns a store URL on a fresh schema of the test database,

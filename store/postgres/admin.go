@@ -90,7 +90,7 @@ func listQuery(p *store.JobListParams, cursor string, n int) (string, []any) {
 		query += ` AND ` + cond + ` $` + strconv.Itoa(len(args))
 	}
 	for _, f := range []struct{ col, val string }{
-		{"queue", p.Queue}, {"state", string(p.State)}, {"kind", p.Kind},
+		{"queue", p.Queue}, {"state", string(p.State)}, {"kind", p.Kind}, {"schedule", p.Schedule},
 	} {
 		if f.val != "" {
 			add(f.col+" =", f.val)

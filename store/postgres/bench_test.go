@@ -237,6 +237,11 @@ func BenchmarkEnqueueSingle(b *testing.B) {
 	storetest.BenchEnqueueSingle(b, open(b), 16)
 }
 
+// BenchmarkRecover: a rescue of 10,000 orphans alone (storetest.BenchRecover).
+func BenchmarkRecover(b *testing.B) {
+	storetest.BenchRecover(b, func(tb testing.TB) store.Store { return open(tb) })
+}
+
 // benchLimit sets concurrency n on the default queue; 0 sets nothing.
 func benchLimit(b *testing.B, s store.Store, n int, now time.Time) {
 	if n == 0 {

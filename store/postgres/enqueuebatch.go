@@ -22,15 +22,16 @@ import (
 // for the first to end, so two producers can never both insert it.
 const insertJobs = `INSERT INTO jobs (id, queue, kind, state, priority, max_attempts, timeout_ms,
 	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, payload, metadata, traceparent, tracestate,
-	concurrency_key)
+	concurrency_key, schedule, scheduled_for)
 	SELECT id, queue, kind, state, priority, max_attempts, timeout_ms, backoff_base_ms, backoff_max_ms,
 		run_at, created_at, unique_key, tags::jsonb, payload::jsonb, metadata::jsonb, traceparent, tracestate,
-		concurrency_key
+		concurrency_key, schedule, scheduled_for
 	FROM unnest($1::timestamptz[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
 		$8::bigint[], $9::bigint[], $10::bigint[], $11::timestamptz[], $12::text[], $13::text[], $14::text[],
-		$15::text[], $16::text[], $17::text[], $18::text[])
+		$15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::timestamptz[])
 		AS b(created_at, id, queue, kind, state, priority, max_attempts, timeout_ms, backoff_base_ms,
-			backoff_max_ms, run_at, unique_key, tags, payload, metadata, traceparent, tracestate, concurrency_key)`
+			backoff_max_ms, run_at, unique_key, tags, payload, metadata, traceparent, tracestate,
+			concurrency_key, schedule, scheduled_for)`
 
 const onUniqueConflict = ` ON CONFLICT (queue, unique_key)
 	WHERE unique_key IS NOT NULL AND state IN ('scheduled', 'available', 'running') DO NOTHING RETURNING id`
@@ -131,6 +132,7 @@ func (b *batch) args(idx []int) []any {
 		tags, metas                = make([]string, n), make([]string, n)
 		traceParents, traceStates  = make([]*string, n), make([]*string, n)
 		concurrencyKeys            = make([]*string, n)
+		schedules, slots           = make([]*string, n), make([]*time.Time, n)
 	)
 	for k, i := range idx {
 		j := b.jobs[i]
@@ -150,9 +152,10 @@ func (b *batch) args(idx []int) []any {
 				traceStates[k] = &tr.State
 			}
 		}
+		schedules[k], slots[k] = j.Schedule, j.ScheduledFor
 	}
 	return []any{created, ids, queues, kinds, states, prios, maxAtt, timeouts, bases, maxes, runAts, keys, tags,
-		payloads, metas, traceParents, traceStates, concurrencyKeys}
+		payloads, metas, traceParents, traceStates, concurrencyKeys, schedules, slots}
 }
 
 // insert inserts the batch, and answers each spec whose unique_key an

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tetherq/tether/store"
 )
 
@@ -331,6 +333,25 @@ func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]st
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list rescues: %w", err)
+	}
+	return out, nil
+}
+
+// RescueCount groups the newest orphaned attempts by node, reading
+// attempts_rescued backwards from the newest.
+func (s *Store) RescueCount(ctx context.Context, p *store.RescueCountParams) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT coalesce(recovered_by, ''), count(*) FROM (
+			SELECT recovered_by FROM attempts WHERE outcome = 'orphaned' AND finished_at >= $1
+			ORDER BY finished_at DESC LIMIT $2) r
+		GROUP BY 1`, store.Trunc(p.Since), store.MaxRescuesCounted)
+	if err != nil {
+		return nil, fmt.Errorf("count rescues: %w", err)
+	}
+	out := map[string]int64{}
+	var node string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&node, &n}, func() error { out[node] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("count rescues: %w", err)
 	}
 	return out, nil
 }

@@ -14,7 +14,7 @@ import (
 const jobColumns = `id, queue, kind, state, priority, attempt, max_attempts, rescues, timeout_ms,
 	backoff_base_ms, backoff_max_ms, run_at, created_at, started_at, finished_at, progress, cancel_requested,
 	unique_key, dead_reason, last_error, tags, payload, metadata, result, worker_id, token, expires_at,
-	attempt_id, traceparent, tracestate, ended_by, concurrency_key`
+	attempt_id, traceparent, tracestate, ended_by, concurrency_key, schedule, scheduled_for`
 
 type jobRow struct {
 	ID              string
@@ -51,6 +51,8 @@ type jobRow struct {
 	// so that a repeated fail or release can be told from a stale one.
 	EndedBy        *string
 	ConcurrencyKey *string
+	Schedule       *string
+	ScheduledFor   *time.Time
 }
 
 func (r *jobRow) dest() []any {
@@ -58,7 +60,7 @@ func (r *jobRow) dest() []any {
 		&r.TimeoutMS, &r.BackoffBaseMS, &r.BackoffMaxMS, &r.RunAt, &r.CreatedAt, &r.StartedAt, &r.FinishedAt,
 		&r.Progress, &r.CancelRequested, &r.UniqueKey, &r.DeadReason, &r.LastError, &r.Tags, &r.Payload,
 		&r.Metadata, &r.Result, &r.WorkerID, &r.Token, &r.ExpiresAt, &r.AttemptID, &r.TraceParent, &r.TraceState,
-		&r.EndedBy, &r.ConcurrencyKey}
+		&r.EndedBy, &r.ConcurrencyKey, &r.Schedule, &r.ScheduledFor}
 }
 
 // scanJobs reads every row of rows as a job row.
@@ -103,6 +105,8 @@ func (r *jobRow) job() *store.Job {
 		CancelRequested: r.CancelRequested,
 		Rescues:         r.Rescues,
 		ConcurrencyKey:  r.ConcurrencyKey,
+		Schedule:        r.Schedule,
+		ScheduledFor:    utc(r.ScheduledFor),
 	}
 	if j.Tags == nil {
 		j.Tags = []string{}

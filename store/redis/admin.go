@@ -36,7 +36,7 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 	budget := store.NewBudget(p.MaxBytes)
 	for len(jobs) < limit {
 		v, err := s.call(ctx, "list", p.Queue, string(p.State), p.Kind, cursor, max(limit, listBatch), limit-len(jobs),
-			"", budget.Left())
+			"", budget.Left(), p.Schedule)
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}

@@ -233,3 +233,9 @@ func BenchmarkLeaseManyQueues(b *testing.B) {
 func BenchmarkEnqueueSingle(b *testing.B) {
 	storetest.BenchEnqueueSingle(b, open(b, testURL(b), ""), 16)
 }
+
+// BenchmarkRecover: a rescue of 10,000 orphans alone (storetest.BenchRecover).
+func BenchmarkRecover(b *testing.B) {
+	url := testURL(b)
+	storetest.BenchRecover(b, func(tb testing.TB) store.Store { return open(tb, url, "") })
+}

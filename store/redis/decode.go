@@ -42,6 +42,8 @@ const (
 	fTraceP     = "tp"
 	fTraceS     = "ts"
 	fConcKey    = "ck"
+	fSchedule   = "sc"
+	fSlot       = "sf"
 )
 
 // decodeJob reads a job as lib_job.lua's reply gives it: {id, field/value
@@ -113,6 +115,7 @@ func decodeJob(v any) (*store.Job, map[string]string, error) {
 	if tp, ok := f[fTraceP]; ok {
 		j.Trace = &store.Trace{Parent: tp, State: f[fTraceS]}
 	}
+	j.Schedule, j.ScheduledFor = optStr(f, fSchedule), optTime(f, fSlot)
 	return j, f, nil
 }
 

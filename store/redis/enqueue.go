@@ -42,11 +42,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 			return nil, fmt.Errorf("job id: %w", err)
 		}
 		specs[i], ids[i] = sp, id.String()
-		tags, _ := json.Marshal(sp.Tags)
-		args = append(args, ids[i], sp.Queue, sp.Kind, sp.Priority, unixMS(sp.RunAt), sp.MaxAttempts,
-			sp.Timeout.Milliseconds(), sp.Backoff.Base.Milliseconds(), sp.Backoff.Max.Milliseconds(),
-			uniqueArg(sp.UniqueKey), orNone(string(tags), "[]"), orNone(string(sp.Metadata), "{}"),
-			payloadArg(sp.Payload), traceArg(sp.Trace, false), traceArg(sp.Trace, true), keyArg(sp.ConcurrencyKey))
+		args = append(args, jobArgs(ids[i], &sp)...)
 	}
 	if len(keys) > 1 { // AlsoKeys go after the jobs, where enqueue.lua reads them
 		for _, k := range keys[1:] {
@@ -80,6 +76,16 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*sto
 		res.Existing[i] = true
 	}
 	return res, nil
+}
+
+// jobArgs are the enqueueFields arguments of a normalized spec, as
+// lib_insert.lua's insert_job reads them.
+func jobArgs(id string, sp *store.JobSpec) []any {
+	tags, _ := json.Marshal(sp.Tags)
+	return []any{id, sp.Queue, sp.Kind, sp.Priority, unixMS(sp.RunAt), sp.MaxAttempts,
+		sp.Timeout.Milliseconds(), sp.Backoff.Base.Milliseconds(), sp.Backoff.Max.Milliseconds(),
+		uniqueArg(sp.UniqueKey), orNone(string(tags), "[]"), orNone(string(sp.Metadata), "{}"),
+		payloadArg(sp.Payload), traceArg(sp.Trace, false), traceArg(sp.Trace, true), keyArg(sp.ConcurrencyKey)}
 }
 
 // payloadArg tells a script where a payload goes: "" none, "i" + value in

@@ -176,6 +176,26 @@ func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]st
 	return out, nil
 }
 
+// RescueCount counts the newest entries of the rescue index by node, in
+// one script (rescuecount.lua), so only the counts cross the network.
+func (s *Store) RescueCount(ctx context.Context, p *store.RescueCountParams) (map[string]int64, error) {
+	since := "-inf"
+	if !p.Since.IsZero() {
+		since = unixMS(p.Since)
+	}
+	v, err := s.call(ctx, "rescuecount", since, store.MaxRescuesCounted)
+	if err != nil {
+		return nil, fmt.Errorf("count rescues: %w", err)
+	}
+	r := asSlice(v)
+	out := make(map[string]int64, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		n, _ := r[i+1].(int64)
+		out[asString(r[i])] += n
+	}
+	return out, nil
+}
+
 // ThroughputList reads the per-minute counters, one HMGET per minute, all
 // pipelined in one round trip.
 func (s *Store) ThroughputList(ctx context.Context, p *store.ThroughputListParams) ([]store.ThroughputMinute, error) {

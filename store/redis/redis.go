@@ -33,6 +33,14 @@
 //	tp:<minute>        hash: attempts closed in that minute (ms), by outcome, for
 //	                   ThroughputList; expires after 25 hours (insights.go)
 //	rescues            zset: the newest 10000 rescues by time, for RescueList
+//	sc:<name>          hash: a schedule (schedule.go names its fields)
+//	schedules          zset: schedule names, scored 0, so by name
+//	scdue              zset: schedules not paused, by next_fire_at
+//	sj:<name>          zset: the ids of the jobs a schedule fired, scored 0
+//	{q}:depth          zset: the queue's backlog per minute, for QueueDepthList;
+//	                   kept a week (depth.go)
+//	{q}:min            zset: what finished each minute per kind, for QueueMinuteList;
+//	                   kept a week (kindminute.go)
 //	migrations         set: names of the one-off changes to the keys that Open
 //	                   has made (retryindex.go)
 //

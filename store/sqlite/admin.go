@@ -65,7 +65,7 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]*store.J
 	query := `SELECT ` + jobColumns + ` FROM jobs WHERE 1 = 1`
 	var args []any
 	for _, f := range []struct{ col, val string }{
-		{"queue", p.Queue}, {"state", string(p.State)}, {"kind", p.Kind},
+		{"queue", p.Queue}, {"state", string(p.State)}, {"kind", p.Kind}, {"schedule", p.Schedule},
 	} {
 		if f.val != "" {
 			query += ` AND ` + f.col + ` = ?`

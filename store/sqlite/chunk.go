@@ -5,7 +5,7 @@ import "context"
 // writeChunk is the most jobs (or keys, workers, nodes) one maintenance
 // transaction changes. The store has one writer, held from BEGIN to
 // COMMIT, and every lease, settle and enqueue waits for it; ending a job
-// costs about 50 µs of it (the row, its indexes, its history), so a chunk
+// costs some tens of µs of it (the row, its indexes, its history), so a chunk
 // holds the writer for about 5 ms, and the writes waiting behind it go
 // between two chunks. A maintenance call of 1,000 jobs is then ten short
 // transactions rather than one of 50 ms or more.

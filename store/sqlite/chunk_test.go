@@ -82,6 +82,9 @@ func TestMaintenanceWritesInChunks(t *testing.T) {
 			t.Parallel()
 			s := open(t)
 			c.setup(t, s)
+			// A rescue's transactions end by time (rescueShare): none of it
+			// here, so each takes one step of RescueStep.
+			s.SetRescueHoldForTest(func(time.Duration) time.Duration { return 0 })
 			var txs atomic.Int32
 			s.SetWriteHookForTest(func(time.Duration) { txs.Add(1) })
 			got, err := c.run(t, s)
@@ -92,6 +95,42 @@ func TestMaintenanceWritesInChunks(t *testing.T) {
 				t.Errorf("%s of %d wrote in %d transactions, want 3 of at most %d", c.name, n, txs.Load(), sqlite.WriteChunk)
 			}
 		})
+	}
+}
+
+// A rescue transaction goes on taking steps for as long as the rescue
+// waited for the writer (between rescueMinHold and rescueMaxHold), so with
+// live workers writing it takes about half of the writer's time: held as
+// long as it likes, a rescue of 2.5 steps is one transaction.
+func TestRescueHoldsTheWriterAsLongAsItWaited(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ waited, want time.Duration }{
+		{0, 5 * time.Millisecond},
+		{20 * time.Millisecond, 20 * time.Millisecond},
+		{time.Second, 50 * time.Millisecond},
+	} {
+		if got := sqlite.RescueShare(c.waited); got != c.want {
+			t.Errorf("rescueShare(%s) = %s, want %s", c.waited, got, c.want)
+		}
+	}
+	const n = 2*sqlite.RescueStep + sqlite.RescueStep/2
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	later := now.Add(time.Hour)
+	s := open(t)
+	leased(t, s, n, store.JobSpec{}, now)
+	s.SetRescueHoldForTest(func(time.Duration) time.Duration { return time.Hour })
+	var txs atomic.Int32
+	s.SetWriteHookForTest(func(time.Duration) { txs.Add(1) })
+	orphans, err := s.JobListOrphans(t.Context(), &store.JobListOrphansParams{DeadBefore: later, Limit: store.MaxBatch})
+	if err != nil || len(orphans) != n {
+		t.Fatalf("list orphans: %d, %v; want %d", len(orphans), err, n)
+	}
+	won, err := s.JobRecover(t.Context(), &store.JobRecoverParams{Orphans: orphans, NodeID: "node", MaxRescues: 5, Now: later})
+	if err != nil || len(won) != n {
+		t.Fatalf("recover = %d, %v; want %d", len(won), err, n)
+	}
+	if txs.Load() != 1 {
+		t.Errorf("a rescue of %d held as long as it likes wrote in %d transactions, want 1", n, txs.Load())
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 
 const insertJob = `INSERT INTO jobs (id, queue, kind, payload, priority, state, max_attempts, timeout_ms,
 	backoff_base_ms, backoff_max_ms, run_at, created_at, unique_key, tags, metadata, traceparent, tracestate,
-	concurrency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	concurrency_key, schedule, scheduled_for)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // JobEnqueue inserts the jobs in one transaction.
 func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) (*store.JobEnqueueResult, error) {
@@ -121,7 +122,8 @@ func enqueueOne(ctx context.Context, tx *txn, ins *sqlx.Stmt, spec *store.JobSpe
 	_, err = ins.ExecContext(ctx, id.String(), spec.Queue, spec.Kind, nullRaw(spec.Payload), spec.Priority,
 		state, spec.MaxAttempts, spec.Timeout.Milliseconds(), spec.Backoff.Base.Milliseconds(),
 		spec.Backoff.Max.Milliseconds(), toMS(spec.RunAt), toMS(now), nullStr(spec.UniqueKey), string(tags),
-		string(spec.Metadata), traceParent(spec.Trace), traceState(spec.Trace), nullStr(spec.ConcurrencyKey))
+		string(spec.Metadata), traceParent(spec.Trace), traceState(spec.Trace), nullStr(spec.ConcurrencyKey),
+		nullStr(spec.Schedule), nullTime(spec.ScheduledFor))
 	if err != nil {
 		return nil, false, err
 	}
@@ -142,4 +144,12 @@ func traceState(t *store.Trace) any {
 		return nil
 	}
 	return t.State
+}
+
+// nullTime stores an optional instant, or NULL for none.
+func nullTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return toMS(*t)
 }

@@ -31,10 +31,18 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"reap", expiredSQL, []any{at, 10}, "jobs_running_expiry"},
 		{"orphans", orphans, orphanArgs, "jobs_running_worker"},
 		{"orphan rows", orphanRowsQuery(2), []any{"a", "b"}, "sqlite_autoindex_jobs_1"},
+		{"end deliveries", endedSQL(2), []any{"a", "available", 1, 1, at, nil, nil, nil, "rescue",
+			"b", "available", 1, 1, at, nil, nil, nil, "rescue"}, "sqlite_autoindex_jobs_1"},
 		{"prune jobs", pruneJobsSQL, []any{at, 10, at, 10}, "jobs_finished"},
 		{"prune keys", pruneKeysSQL, []any{at, 10}, "idempotency_keys_expiry"},
 		{"prune workers", pruneWorkersSQL, []any{at, 10}, "workers_heartbeat"},
 		{"prune nodes", pruneNodesSQL, []any{at, 10}, ""}, // a handful of rows
+		{"rescue count", rescueCountSQL, []any{at, 10}, "attempts_rescued"},
+		{"prune depth", depthPruneSQL, []any{at / 60_000, 10}, "queue_depth_minute"},
+		{"finished in a minute", finishedSQL, []any{at, at + 60_000, 10}, "jobs_finished"},
+		{"prune minutes", minutesPruneSQL, []any{at / 60_000, 10}, "queue_minutes_minute"},
+		{"list minutes", minutesListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""}, // the primary key: WITHOUT ROWID
+		{"list depth", depthListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""},     // the primary key: WITHOUT ROWID
 	}
 }
 
@@ -55,6 +63,19 @@ func (s *Store) WriterPragmaForTest(ctx context.Context, name string) (string, e
 
 // WriteChunk is the most jobs one maintenance transaction changes.
 const WriteChunk = writeChunk
+
+// RescueStep is the orphans one step of a rescue transaction ends.
+const RescueStep = rescueStep
+
+// SetRescueHoldForTest replaces rescueShare: hold is how long a rescue
+// transaction may go on taking steps, given how long it waited for the
+// writer.
+func (s *Store) SetRescueHoldForTest(hold func(waited time.Duration) time.Duration) {
+	s.rescueHold = hold
+}
+
+// RescueShare is rescueShare.
+var RescueShare = rescueShare
 
 // PlanForTest returns SQLite's query plan for query, one step a line.
 func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) string {

@@ -282,6 +282,30 @@ func (s *Store) RescueList(ctx context.Context, p *store.RescueListParams) ([]st
 	return out, nil
 }
 
+// rescueCountSQL groups the newest orphaned attempts by node, reading
+// attempts_rescued backwards from the newest.
+const rescueCountSQL = `SELECT coalesce(recovered_by, '') AS node, count(*) AS n FROM (
+		SELECT recovered_by FROM attempts INDEXED BY attempts_rescued
+		WHERE outcome = 'orphaned' AND finished_at >= ? ORDER BY finished_at DESC LIMIT ?)
+	GROUP BY 1`
+
+// RescueCount runs rescueCountSQL.
+func (s *Store) RescueCount(ctx context.Context, p *store.RescueCountParams) (map[string]int64, error) {
+	var rows []struct {
+		Node string `db:"node"`
+		N    int64  `db:"n"`
+	}
+	err := s.r.SelectContext(ctx, &rows, rescueCountSQL, toMS(p.Since), store.MaxRescuesCounted)
+	if err != nil {
+		return nil, fmt.Errorf("count rescues: %w", err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Node] = r.N
+	}
+	return out, nil
+}
+
 // ThroughputList reads the per-minute counts that settling transactions
 // keep.
 func (s *Store) ThroughputList(ctx context.Context, p *store.ThroughputListParams) ([]store.ThroughputMinute, error) {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tetherq/tether/store"
 )
@@ -21,18 +22,17 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 		if err := tx.SelectContext(ctx, &rows, expiredSQL, toMS(now), n); err != nil {
 			return nil, false, fmt.Errorf("list expired leases: %w", err)
 		}
-		reaped := make([]*store.Job, len(rows))
-		wake := false
+		es := make([]ending, len(rows))
 		for i := range rows {
 			d := decide(&rows[i], store.EndTimedOut, nil, 0, now)
 			msg := store.ReapMessage
-			j, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{by: endByReap, outcome: d.Outcome, at: toMS(now), err: &msg, lost: true})
-			if err != nil {
-				return nil, false, err
-			}
-			reaped[i] = j
-			wake = wake || j.State == store.StateAvailable
+			es[i] = ending{&rows[i], d, attemptEnd{by: endByReap, outcome: d.Outcome, at: toMS(now), err: &msg, lost: true}}
 		}
+		reaped, err := endDeliveries(ctx, tx, es)
+		if err != nil {
+			return nil, false, err
+		}
+		wake := slices.ContainsFunc(reaped, func(j *store.Job) bool { return j.State == store.StateAvailable })
 		return reaped, wake, nil
 	})
 }

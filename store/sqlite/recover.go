@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/tetherq/tether/store"
 )
@@ -46,20 +48,32 @@ func orphansQuery(p *store.JobListOrphansParams) (string, []any) {
 
 // JobRecover rescues each orphan with a compare-and-set on (id, owner,
 // token, running): inside the write transaction the read and the write of
-// one job cannot interleave with another recoverer's. The orphans go
-// writeChunk to a transaction, so a bulk rescue lets the live workers'
-// writes through between chunks.
+// one job cannot interleave with another recoverer's. A bulk rescue takes
+// the writer in turns with the live workers' writes (rescueShare), so
+// neither starves the other.
 func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*store.Job, error) {
 	var won []*store.Job
 	for rest := p.Orphans; len(rest) > 0; {
-		chunk := rest[:min(writeChunk, len(rest))]
-		rest = rest[len(chunk):]
+		asked := time.Now()
 		var jobs []*store.Job
 		err := s.tx(ctx, func(tx *txn) (bool, error) {
-			var wake bool
-			var err error
-			jobs, wake, err = recoverChunk(ctx, tx, chunk, p)
-			return wake, err
+			jobs = jobs[:0]
+			budget, began := s.rescueHold(time.Since(asked)), time.Now()
+			left, wake := rest, false
+			for len(left) > 0 {
+				chunk := left[:min(rescueStep, len(left))]
+				left = left[len(chunk):]
+				got, woke, err := recoverChunk(ctx, tx, chunk, p)
+				if err != nil {
+					return false, err
+				}
+				jobs, wake = append(jobs, got...), wake || woke
+				if time.Since(began) >= budget {
+					break
+				}
+			}
+			rest = left
+			return wake, nil
 		})
 		if err != nil {
 			return won, err
@@ -68,6 +82,25 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 	}
 	return won, nil
 }
+
+// rescueStep is how many orphans one step of a rescue transaction reads
+// and ends, three statements each; a transaction takes at least one step.
+const rescueStep = 100
+
+// rescueShare is how long a rescue transaction may hold the writer, given
+// how long it waited for it: as long as it waited, so that while live
+// workers are writing the rescue takes about half of the writer's time and
+// they keep the other half, and a rescue nobody waits behind still commits
+// every few milliseconds (at least rescueMinHold, at most rescueMaxHold, so
+// no write waits behind one for long).
+func rescueShare(waited time.Duration) time.Duration {
+	return min(max(waited, rescueMinHold), rescueMaxHold)
+}
+
+const (
+	rescueMinHold = 5 * time.Millisecond
+	rescueMaxHold = 50 * time.Millisecond
+)
 
 // orphanColumns are what a rescue reads of a job: its compare-and-set
 // (state, owner, token), the failure decision's inputs and the open
@@ -99,8 +132,7 @@ func recoverChunk(ctx context.Context, tx *txn, orphans []store.Orphan, p *store
 	for i := range rows {
 		byID[rows[i].ID] = &rows[i]
 	}
-	var won []*store.Job
-	wake := false
+	es := make([]ending, 0, len(orphans))
 	for _, o := range orphans {
 		row := byID[o.JobID]
 		if row == nil || row.State != string(store.StateRunning) || !row.WorkerID.Valid || row.WorkerID.String != o.WorkerID ||
@@ -111,14 +143,14 @@ func recoverChunk(ctx context.Context, tx *txn, orphans []store.Orphan, p *store
 		d := decide(row, store.EndOrphaned, nil, p.MaxRescues, now)
 		node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
 		msg := store.RescueMessage(o.WorkerID, p.NodeID)
-		j, err := endDelivery(ctx, tx, row, d, attemptEnd{by: endByRescue, outcome: d.Outcome, at: toMS(now), err: &msg,
-			recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true})
-		if err != nil {
-			return nil, false, err
-		}
-		won = append(won, j)
-		wake = wake || j.State == store.StateAvailable
+		es = append(es, ending{row, d, attemptEnd{by: endByRescue, outcome: d.Outcome, at: toMS(now), err: &msg,
+			recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true}})
 	}
+	won, err := endDeliveries(ctx, tx, es)
+	if err != nil {
+		return nil, false, err
+	}
+	wake := slices.ContainsFunc(won, func(j *store.Job) bool { return j.State == store.StateAvailable })
 	if len(won) > 0 {
 		if err := addCounter(ctx, tx, "rescues_total", len(won)); err != nil {
 			return nil, false, err

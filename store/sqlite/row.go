@@ -12,7 +12,7 @@ import (
 const jobColumns = `id, queue, kind, payload, priority, state, attempt, max_attempts, timeout_ms,
 	backoff_base_ms, backoff_max_ms, run_at, created_at, started_at, finished_at, unique_key, tags,
 	metadata, last_error, result, progress, cancel_requested, rescues, dead_reason, worker_id, token,
-	expires_at, attempt_id, traceparent, tracestate, ended_by, concurrency_key`
+	expires_at, attempt_id, traceparent, tracestate, ended_by, concurrency_key, schedule, scheduled_for`
 
 type jobRow struct {
 	ID              string         `db:"id"`
@@ -49,6 +49,8 @@ type jobRow struct {
 	// so that a repeated fail or release can be told from a stale one.
 	EndedBy        sql.NullString `db:"ended_by"`
 	ConcurrencyKey sql.NullString `db:"concurrency_key"`
+	Schedule       sql.NullString `db:"schedule"`
+	ScheduledFor   sql.NullInt64  `db:"scheduled_for"`
 }
 
 func (r *jobRow) job() *store.Job {
@@ -74,6 +76,8 @@ func (r *jobRow) job() *store.Job {
 		CancelRequested: r.CancelRequested,
 		Rescues:         r.Rescues,
 		ConcurrencyKey:  strPtr(r.ConcurrencyKey),
+		Schedule:        strPtr(r.Schedule),
+		ScheduledFor:    timePtr(r.ScheduledFor),
 	}
 	if err := json.Unmarshal([]byte(r.Tags), &j.Tags); err != nil || j.Tags == nil {
 		j.Tags = []string{}

@@ -42,6 +42,9 @@ type Store struct {
 	// lock is PATH.lock, flocked until Close; nil for :memory:.
 	lock *os.File
 	ckpt *checkpointer
+	// rescueHold is how long a rescue transaction may hold the writer
+	// after waiting for it (rescueShare; tests pin it).
+	rescueHold func(waited time.Duration) time.Duration
 }
 
 // Options tune Open.
@@ -142,7 +145,7 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(o.Readers)
-	return &Store{db: db, w: w, r: reader{r}, wake: store.NewWakeups(), ckpt: ckpt}, nil
+	return &Store{db: db, w: w, r: reader{r}, wake: store.NewWakeups(), ckpt: ckpt, rescueHold: rescueShare}, nil
 }
 
 // driverName is go-sqlite3 with the pragmas every connection needs and the

@@ -90,11 +90,13 @@ func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterP
 			WHERE worker_id = ? AND state = 'running'`, p.ID); err != nil {
 			return false, fmt.Errorf("read jobs of %q: %w", p.ID, err)
 		}
+		es := make([]ending, len(rows))
 		for i := range rows {
 			d := decide(&rows[i], store.EndRelease, nil, 0, now)
-			if _, err := endDelivery(ctx, tx, &rows[i], d, attemptEnd{by: endByDeregister, outcome: d.Outcome, at: toMS(now)}); err != nil {
-				return false, err
-			}
+			es[i] = ending{&rows[i], d, attemptEnd{by: endByDeregister, outcome: d.Outcome, at: toMS(now)}}
+		}
+		if _, err := endDeliveries(ctx, tx, es); err != nil {
+			return false, err
 		}
 		return len(rows) > 0, nil
 	})

@@ -116,3 +116,55 @@ func benchLeaseSettle(b *testing.B, s store.Store, queues []string, now time.Tim
 	}
 	return len(leased)
 }
+
+// BenchRecover measures a bulk rescue alone: 10,000 running jobs of 100
+// workers that went silent together, listed and recovered in batches of
+// store.MaxBatch as the scheduler's recoverer does, with nothing else
+// running. Each b.Loop iteration is one whole rescue in a fresh store (the
+// set-up is outside the timer); rescued-jobs/s is the figure.
+func BenchRecover(b *testing.B, open func(testing.TB) store.Store) {
+	const workers, perWorker = 100, 100
+	rescued := 0
+	var elapsed time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		s := open(b)
+		now := time.Now()
+		specs := make([]store.JobSpec, store.MaxBatch)
+		for i := range specs {
+			specs[i] = store.JobSpec{Kind: "bench", Queue: "orphans", Payload: benchPayload}
+		}
+		for range workers * perWorker / store.MaxBatch {
+			benchEnqueue(b, s, specs, now)
+		}
+		for w := range workers {
+			jobs, err := s.JobLease(b.Context(), &store.JobLeaseParams{WorkerID: fmt.Sprintf("silent-%03d", w),
+				Queues: []string{"orphans"}, Max: perWorker, Now: now})
+			if err != nil || len(jobs) != perWorker {
+				b.Fatalf("lease for worker %d: %d jobs, %v", w, len(jobs), err)
+			}
+		}
+		later := now.Add(time.Minute)
+		b.StartTimer()
+		start := time.Now()
+		for {
+			orphans, err := s.JobListOrphans(b.Context(), &store.JobListOrphansParams{DeadBefore: now, Limit: store.MaxBatch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(orphans) == 0 {
+				break
+			}
+			won, err := s.JobRecover(b.Context(), &store.JobRecoverParams{Orphans: orphans, NodeID: "bench-node", MaxRescues: 100, Now: later})
+			if err != nil || len(won) != len(orphans) {
+				b.Fatalf("recover %d orphans: won %d, %v", len(orphans), len(won), err)
+			}
+			rescued += len(won)
+		}
+		elapsed += time.Since(start)
+		if rescued%(workers*perWorker) != 0 {
+			b.Fatalf("rescued %d, not a multiple of %d", rescued, workers*perWorker)
+		}
+	}
+	b.ReportMetric(float64(rescued)/elapsed.Seconds(), "rescued-jobs/s")
+}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -40,6 +41,9 @@ var insightsTests = []struct {
 	{"Throughput", testInsightsThroughput},
 	{"ThroughputBounds", testInsightsThroughputBounds},
 	{"Rescues", testInsightsRescues},
+	{"RescueCount", testInsightsRescueCount},
+	{"QueueDepth", testInsightsQueueDepth},
+	{"QueueMinutes", testInsightsQueueMinutes},
 	{"Retrying", testInsightsRetrying},
 	{"Dead", testInsightsDead},
 	{"Search", testInsightsSearch},
@@ -191,6 +195,47 @@ func testInsightsRescues(t *testing.T, h *insights) {
 	}
 	if got := list(time.Time{}, 1); len(got) != 1 || got[0].JobID != b.ID {
 		t.Errorf("Limit 1: %+v, want only b", got)
+	}
+}
+
+// Rescues are counted by the node that made them, from Since on.
+func testInsightsRescueCount(t *testing.T, h *insights) {
+	count := func(since time.Time) map[string]int64 {
+		t.Helper()
+		got, err := h.in.RescueCount(h.ctx, &store.RescueCountParams{Since: since})
+		if err != nil {
+			t.Fatalf("RescueCount: %v", err)
+		}
+		return got
+	}
+	if got := count(time.Time{}); len(got) != 0 {
+		t.Errorf("no rescue yet: %v", got)
+	}
+	a := h.running("silent", spec("k", "a"))
+	h.advance(time.Minute)
+	h.recover("node-1", []store.Orphan{h.orphanOf(a)})
+	first := h.now()
+	h.advance(time.Second)
+	second := h.now()
+	b, c := h.running("quiet", spec("k", "b")), h.running("quiet", spec("k", "c"))
+	h.running("alive", spec("k", "d")) // never rescued
+	h.advance(time.Minute)
+	h.recover("node-2", []store.Orphan{h.orphanOf(b)})
+	oc := h.orphanOf(c)
+	h.recover("node-1", []store.Orphan{oc})
+	h.recover("node-2", []store.Orphan{oc}) // lost the race: no rescue
+	for _, tt := range []struct {
+		since time.Time
+		want  map[string]int64
+	}{
+		{time.Time{}, map[string]int64{"node-1": 2, "node-2": 1}},
+		{first, map[string]int64{"node-1": 2, "node-2": 1}},
+		{second, map[string]int64{"node-1": 1, "node-2": 1}},
+		{h.now().Add(time.Millisecond), map[string]int64{}},
+	} {
+		if got := count(tt.since); !maps.Equal(got, tt.want) {
+			t.Errorf("rescues since %s = %v, want %v", fmtTime(tt.since), got, tt.want)
+		}
 	}
 }
 

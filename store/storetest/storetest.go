@@ -94,6 +94,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Bounds", boundTests},
 		{"Protocol", protocolTests},
 		{"Flow", flowTests},
+		{"Schedule", scheduleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ local function ukey(q, uk) return qkey(q, 'u:' .. uk) end
 local function wkey(w) return P .. 'w:' .. w end
 local function wjkey(w) return P .. 'wj:' .. w end
 local function wlkey(w) return P .. 'wl:' .. w end
+local function sjkey(sc) return P .. 'sj:' .. sc end
 
 local function num(v) return tonumber(v) or 0 end
 

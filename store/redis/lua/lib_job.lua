@@ -134,6 +134,7 @@ end
 local function forget(id, j)
   unindex(id, j)
   redis.call('ZREM', qkey(j.q, 'ids'), id)
+  if j.sc then redis.call('ZREM', sjkey(j.sc), id) end
   if j.uk and not FINISHED[j.s] and redis.call('GET', ukey(j.q, j.uk)) == id then
     redis.call('DEL', ukey(j.q, j.uk))
   end

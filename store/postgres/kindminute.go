@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tetherq/tether/store"
+)
+
+// finishedSQL reads the jobs that finished in one minute, by the indexes
+// of finished jobs: its cost follows the minute's throughput.
+const finishedSQL = `SELECT queue, kind, state, run_at, started_at, finished_at FROM jobs
+	WHERE state IN ('succeeded', 'dead') AND finished_at >= $1 AND finished_at < $2 LIMIT $3`
+
+// minutesWriteSQL replaces a minute's rows (from arrays; the rows of kinds
+// no longer in it deleted, the others upserted, so that no row is touched
+// twice) and drops expired ones in one statement.
+const minutesWriteSQL = `WITH cleared AS (
+		DELETE FROM queue_minutes WHERE minute = $1
+			AND (queue, kind) NOT IN (SELECT * FROM unnest($2::text[], $3::text[]))
+	), written AS (
+		INSERT INTO queue_minutes (queue, minute, kind, succeeded, dead, wait, run)
+		SELECT q, $1, k, s, d, w, r FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])
+			AS u (q, k, s, d, w, r)
+		ON CONFLICT (queue, minute, kind) DO UPDATE SET succeeded = excluded.succeeded, dead = excluded.dead,
+			wait = excluded.wait, run = excluded.run
+		RETURNING 1
+	), dropped AS (
+		DELETE FROM queue_minutes WHERE (queue, minute, kind) IN (
+			SELECT queue, minute, kind FROM queue_minutes WHERE minute < $8 LIMIT $9)
+		RETURNING 1
+	)
+	SELECT (SELECT count(*) FROM written) + (SELECT count(*) FROM dropped)`
+
+// QueueMinuteRoll reads the minute's finished jobs, then writes its rows
+// on the lax pool: a roll lost in a crash is a missing minute.
+func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollParams) (int, error) {
+	from := p.Minute.UTC().Truncate(time.Minute)
+	rows, err := s.pool.Query(ctx, finishedSQL, from, from.Add(time.Minute), store.MaxRolledJobs)
+	if err != nil {
+		return 0, fmt.Errorf("read the jobs finished in a minute: %w", err)
+	}
+	var jobs []store.FinishedJob
+	var j store.FinishedJob
+	var state string
+	var started *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&j.Queue, &j.Kind, &state, &j.RunAt, &started, &j.FinishedAt}, func() error {
+		j.State, j.StartedAt = store.State(state), nil
+		if started != nil {
+			t := *started
+			j.StartedAt = &t
+		}
+		jobs = append(jobs, j)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the jobs finished in a minute: %w", err)
+	}
+	rolled := store.RollMinute(from, jobs)
+	qs, ks, ws, rs := []string{}, []string{}, []string{}, []string{}
+	ss, ds := []int64{}, []int64{}
+	for _, m := range rolled {
+		qs, ks, ss, ds = append(qs, m.Queue), append(ks, m.Kind), append(ss, m.Succeeded), append(ds, m.Dead)
+		ws, rs = append(ws, m.Wait.String()), append(rs, m.Run.String())
+	}
+	var n int
+	err = s.lax.QueryRow(ctx, minutesWriteSQL, from, qs, ks, ss, ds, ws, rs,
+		p.Now.Add(-store.DepthRetention), store.DepthPruneBatch).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("record a rolled minute: %w", err)
+	}
+	return n, nil
+}
+
+// QueueMinuteList reads one range of the primary key.
+func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
+	from := later(p.Since.UTC().Truncate(time.Minute), p.Until.Add(-time.Duration(store.MaxDepthMinutes)*time.Minute))
+	rows, err := s.pool.Query(ctx, `SELECT minute, kind, succeeded, dead, wait, run FROM queue_minutes
+		WHERE queue = $1 AND minute >= $2 AND minute < $3 ORDER BY minute, kind`, p.Queue, from, p.Until)
+	if err != nil {
+		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
+	}
+	out := []store.KindMinute{}
+	var m store.KindMinute
+	var wait, run string
+	_, err = pgx.ForEachRow(rows, []any{&m.Minute, &m.Kind, &m.Succeeded, &m.Dead, &wait, &run}, func() error {
+		out = append(out, store.KindMinute{Queue: p.Queue, Kind: m.Kind, Minute: m.Minute.UTC(), Succeeded: m.Succeeded,
+			Dead: m.Dead, Wait: store.ParseHistogram(wait), Run: store.ParseHistogram(run)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
+	}
+	return out, nil
+}
