@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -87,8 +88,12 @@ func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	// Besides its queues, the poll waits on its worker's deregistration
+	// made through any replica (store.WorkerEnded).
+	endedKey := store.WorkerEnded(p.WorkerID)
+	keys := append(slices.Clip(p.Queues), endedKey)
 	for {
-		w := a.store.LeaseWakeup(p.Queues)
+		w := a.store.LeaseWakeup(keys)
 		p.Now = a.now()
 		jobs, err := a.store.JobLease(ctx, p)
 		if err != nil || len(jobs) > 0 {
@@ -102,6 +107,11 @@ func (a *API) leaseWait(ctx context.Context, p *store.JobLeaseParams, wait time.
 		select {
 		case <-w.C(): // spent: the next attempt is its lease
 			a.waiting.Add(-1)
+			if w.WokenBy() == endedKey {
+				// Every waiter of the key was woken: nothing to pass on
+				// (Release would wake a poll the worker made since).
+				return nil, nil
+			}
 			continue
 		case <-timer.C:
 			err = nil

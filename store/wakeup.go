@@ -126,6 +126,9 @@ func (w *Wakeups) SignalAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for q, l := range w.queues {
+		if strings.HasPrefix(q, workerEndedPrefix) {
+			continue // no worker ended; its queues wake its polls
+		}
 		for l.Len() > 0 {
 			w.wake(l.Front().Value.(*Waiter), q)
 		}
@@ -186,6 +189,22 @@ func (wt *Waiter) Relay() {
 	for _, q := range wt.queues {
 		wt.w.Signal(q, 1)
 	}
+}
+
+// WorkerEnded is the wake-up key a worker's deregistration signals, with n
+// 0 (every waiter), on every replica: a long-poll of that worker waits on
+// it beside its queues and, woken by it, ends without leasing. A queue name
+// cannot hold a space (ValidName), so the key names no queue.
+func WorkerEnded(worker string) string { return workerEndedPrefix + worker }
+
+const workerEndedPrefix = "worker ended "
+
+// WokenBy returns the key whose signal woke the waiter (a queue or a
+// WorkerEnded key), or "" while it waits. Read it once C is closed.
+func (wt *Waiter) WokenBy() string {
+	wt.w.mu.Lock()
+	defer wt.w.mu.Unlock()
+	return wt.by
 }
 
 // WakeupMessage is how a shared store names a wake-up on its channel: the

@@ -126,3 +126,34 @@ func woken(t *testing.T, wt *Waiter) {
 		t.Fatal("not woken within 10s")
 	}
 }
+
+// A worker's deregistration wakes every poll of that worker, which can
+// tell by WokenBy; SignalAll (a lost channel's fallback) wakes polls by
+// their queues, never as if their worker had ended.
+func TestWakeupsWorkerEnded(t *testing.T) {
+	w := NewWakeups()
+	ended := WorkerEnded("w")
+	a := w.Wait([]string{"q", ended})
+	b := w.Wait([]string{"r", ended})
+	c := w.Wait([]string{"q", WorkerEnded("other")})
+	w.Signal(ended, 0)
+	if !isClosed(a) || !isClosed(b) || isClosed(c) {
+		t.Fatalf("the worker's end woke a %v b %v c %v; want a and b", isClosed(a), isClosed(b), isClosed(c))
+	}
+	if a.WokenBy() != ended || b.WokenBy() != ended {
+		t.Errorf("WokenBy = %q, %q; want %q", a.WokenBy(), b.WokenBy(), ended)
+	}
+	if ValidName(ended) {
+		t.Errorf("%q is a valid queue name: a queue could be mistaken for it", ended)
+	}
+	for range 20 { // map order varies: every time, the queue wakes it
+		d := w.Wait([]string{"s", WorkerEnded("x")})
+		w.SignalAll()
+		if !isClosed(d) || d.WokenBy() != "s" {
+			t.Fatalf("SignalAll woke the poll by %q, want its queue s", d.WokenBy())
+		}
+	}
+	if !isClosed(c) || c.WokenBy() != "q" {
+		t.Errorf("SignalAll woke c by %q, want its queue q", c.WokenBy())
+	}
+}

@@ -5,8 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +120,61 @@ func testReplicas(t *testing.T, storeURL string) {
 	}
 	if d := at.Sub(enqueuedAt); d > time.Second {
 		t.Errorf("long-poll on B woke %v after the enqueue on A, want under 1s", d)
+	}
+
+	// A worker deregistered through A: its long-poll waiting on B answers
+	// with no job at once, not when its 30 s wait runs out.
+	if _, err := a.RegisterWorker(ctx, client.WorkerRegistration{ID: "w-leaving", Queues: []string{"idle"}}); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		jobs, err := b.Lease(ctx, client.LeaseRequest{WorkerID: "w-leaving", Queues: []string{"idle"}, WaitMS: 30000})
+		if err == nil && len(jobs) != 0 {
+			err = fmt.Errorf("leased %d jobs", len(jobs))
+		}
+		ended <- err
+	}()
+	waitPolls(t, replicas[1].url, 1, time.Now().Add(10*time.Second))
+	deregisteredAt := time.Now()
+	if err := a.DeregisterWorker(ctx, "w-leaving"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the deregistered worker's long-poll on B: %v, want no job", err)
+		}
+		if d := time.Since(deregisteredAt); d > 10*time.Second {
+			t.Errorf("the long-poll on B ended %v after the worker was deregistered on A", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the deregistered worker's long-poll on B kept waiting")
+	}
+}
+
+// waitPolls waits until the server at url reports want long-polls
+// waiting (tether_long_polls_waiting), or fails the test at deadline.
+func waitPolls(t *testing.T, url string, want int, deadline time.Time) {
+	t.Helper()
+	line := fmt.Sprintf("tether_long_polls_waiting %d\n", want)
+	for {
+		res, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(body), line) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reported %q", url, strings.TrimSpace(line))
+		}
+		time.Sleep(20 * time.Millisecond) // the gauge is the only sign of a waiting poll
 	}
 }
 

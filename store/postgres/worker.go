@@ -86,6 +86,12 @@ func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterP
 		if tag.RowsAffected() == 0 {
 			return store.ErrNotFound
 		}
+		// Its long-polls end on every replica (store.WorkerEnded), at
+		// commit.
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel,
+			store.WakeupMessage(store.WorkerEnded(p.ID), 0)); err != nil {
+			return fmt.Errorf("tell %q's polls: %w", p.ID, err)
+		}
 		rows, err := scanJobs(tx.Query(ctx, `SELECT `+jobColumns+` FROM jobs
 			WHERE worker_id = $1 AND state = 'running' ORDER BY id FOR UPDATE`, p.ID))
 		if err != nil {

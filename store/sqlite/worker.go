@@ -77,7 +77,7 @@ func (s *Store) WorkerHeartbeat(ctx context.Context, p *store.WorkerHeartbeatPar
 // WorkerDeregister removes a worker and releases its jobs at once.
 func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterParams) error {
 	now := store.Trunc(p.Now)
-	return s.tx(ctx, func(tx *txn) (bool, error) {
+	err := s.tx(ctx, func(tx *txn) (bool, error) {
 		res, err := tx.ExecContext(ctx, `DELETE FROM workers WHERE id = ?`, p.ID)
 		if err != nil {
 			return false, fmt.Errorf("deregister %q: %w", p.ID, err)
@@ -100,6 +100,10 @@ func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterP
 		}
 		return len(rows) > 0, nil
 	})
+	if err == nil {
+		s.wake.Signal(store.WorkerEnded(p.ID), 0) // its long-polls end
+	}
+	return err
 }
 
 // WorkerList lists workers with the jobs they hold.

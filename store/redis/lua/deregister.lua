@@ -1,6 +1,7 @@
 -- lib: base job end
 -- deregister removes a worker and releases every job it holds at once
--- (attempt - 1): O(its jobs). ARGV: prefix, worker, now. Replies
+-- (attempt - 1), and ends its long-polls on every replica: O(its jobs).
+-- ARGV: prefix, worker, now. Replies
 -- {'ok', wakes()} or {'nf', 0}.
 local w, now = ARGV[2], ARGV[3]
 if not redis.call('ZSCORE', P .. 'workers', w) then return {'nf', 0} end
@@ -13,4 +14,6 @@ end
 redis.call('DEL', wkey(w), wjkey(w), wlkey(w))
 redis.call('ZREM', P .. 'workers', w)
 redis.call('ZREM', P .. 'holders', w)
+-- Its long-polls end on every replica (store.WorkerEnded, with n 0).
+redis.call('PUBLISH', P .. 'wake', '0:worker ended ' .. w)
 return {'ok', wakes()}
