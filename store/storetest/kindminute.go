@@ -101,3 +101,29 @@ func testInsightsQueueMinutes(t *testing.T, h *insights) {
 		t.Errorf("a week on, mail's minutes %q: want its first minute dropped, the late one kept", got)
 	}
 }
+
+// A busy minute is rolled whole: more jobs than a backend reads at once.
+func testInsightsQueueMinutesMany(t *testing.T, h *insights) {
+	m0 := h.now().Truncate(time.Minute).Add(time.Minute)
+	h.advance(m0.Add(time.Second).Sub(h.now()))
+	const n = 2500
+	specs := make([]store.JobSpec, n)
+	for i := range specs {
+		specs[i] = spec("bulk", "many")
+	}
+	h.enqueue(specs...)
+	p := &store.JobSettleParams{Now: h.now()}
+	for len(p.Acks) < n {
+		for _, j := range h.lease("w", 500, "many") {
+			p.Acks = append(p.Acks, store.JobAckParams{ID: j.ID, Token: token(t, j)})
+		}
+	}
+	if _, err := h.s.JobSettle(h.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	h.advance(2 * time.Minute)
+	h.minuteRoll(m0)
+	if got, want := h.minutes("many", m0, m0.Add(time.Minute)), fmt.Sprintf("%s bulk %d/0", m0.Format("15:04"), n); !strings.HasPrefix(got, want+" ") {
+		t.Errorf("a busy minute: %q, want %q", got, want)
+	}
+}
