@@ -51,9 +51,9 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 	// One sample per step: the first of each step's rows by most jobs
 	// waiting.
 	rows, err := s.pool.Query(ctx, `SELECT minute, available, scheduled FROM (
-			SELECT DISTINCT ON (floor(extract(epoch FROM minute) / 60 / $4)) minute, available, scheduled
+			SELECT DISTINCT ON (extract(epoch FROM minute)::bigint / (60 * $4::bigint)) minute, available, scheduled
 			FROM queue_depth WHERE queue = $1 AND minute >= $2 AND minute < $3
-			ORDER BY floor(extract(epoch FROM minute) / 60 / $4), available + scheduled DESC, minute) s
+			ORDER BY extract(epoch FROM minute)::bigint / (60 * $4::bigint), available + scheduled DESC, minute) s
 		ORDER BY minute`, p.Queue, from, p.Until, p.DepthStepMinutes())
 	if err != nil {
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
