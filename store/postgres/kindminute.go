@@ -11,9 +11,17 @@ import (
 )
 
 // finishedSQL reads the jobs that finished in one minute, by the indexes
-// of finished jobs: its cost follows the minute's throughput.
-const finishedSQL = `SELECT queue, kind, state, run_at, started_at, finished_at FROM jobs
-	WHERE state IN ('succeeded', 'dead') AND finished_at >= $1 AND finished_at < $2 LIMIT $3`
+// of finished jobs: its cost follows the minute's throughput. One branch
+// per index, each with a condition its partial index's implies: with
+// state IN ('succeeded', 'dead') no index applies, and Postgres scanned
+// the whole table (0.7 s at a million jobs).
+const finishedSQL = `SELECT * FROM (
+		(SELECT queue, kind, state, run_at, started_at, finished_at FROM jobs
+			WHERE state = 'succeeded' AND finished_at >= $1 AND finished_at < $2 LIMIT $3)
+		UNION ALL
+		(SELECT queue, kind, state, run_at, started_at, finished_at FROM jobs
+			WHERE state = 'dead' AND finished_at >= $1 AND finished_at < $2 LIMIT $3)
+	) f LIMIT $3`
 
 // minutesWriteSQL replaces a minute's rows (from arrays; the rows of kinds
 // no longer in it deleted, the others upserted, so that no row is touched
