@@ -47,7 +47,8 @@ func (d *dash) queueFlowPanel(rq *request) (templ.Component, error) {
 		return nil, errNoInsights
 	}
 	end := rq.now.UTC().Truncate(r.step).Add(r.step)
-	mins, err := d.ins.QueueMinuteList(rq.ctx, &store.QueueMinuteListParams{Queue: q.Name, Since: end.Add(-r.span), Until: end})
+	mins, err := d.ins.QueueMinuteList(rq.ctx, &store.QueueMinuteListParams{Queue: q.Name, Since: end.Add(-r.span), Until: end,
+		Step: r.step})
 	if err != nil {
 		return nil, err
 	}

@@ -83,11 +83,14 @@ func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollPar
 	return n, nil
 }
 
-// QueueMinuteList reads one range of the primary key.
+// QueueMinuteList reads one range of the primary key, per step.
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from := later(p.Since.UTC().Truncate(time.Minute), p.Until.Add(-time.Duration(store.MaxDepthMinutes)*time.Minute))
-	rows, err := s.pool.Query(ctx, `SELECT minute, kind, succeeded, dead, wait, run FROM queue_minutes
-		WHERE queue = $1 AND minute >= $2 AND minute < $3 ORDER BY minute, kind`, p.Queue, from, p.Until)
+	// Summed per step and kind; the histograms' texts are joined, and
+	// ParseHistogram adds up the buckets that repeat.
+	rows, err := s.pool.Query(ctx, `SELECT to_timestamp(extract(epoch FROM minute)::bigint / (60 * $4::bigint) * 60 * $4::bigint),
+			kind, sum(succeeded)::bigint, sum(dead)::bigint, string_agg(wait, ','), string_agg(run, ',') FROM queue_minutes
+		WHERE queue = $1 AND minute >= $2 AND minute < $3 GROUP BY 1, kind ORDER BY 1, kind`, p.Queue, from, p.Until, p.StepMinutes())
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}

@@ -89,7 +89,11 @@ func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListPar
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}
+	// Members come by minute, then kind: a step's are together; sum each
+	// kind's within it.
 	out := make([]store.KindMinute, 0, len(members))
+	step := p.StepMinutes() * 60_000
+	first := 0 // where the current step's entries start in out
 	for _, m := range members {
 		f := strings.Split(m, "\t")
 		if len(f) != 6 {
@@ -97,8 +101,30 @@ func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListPar
 		}
 		succ, _ := strconv.ParseInt(f[2], 10, 64)
 		dead, _ := strconv.ParseInt(f[3], 10, 64)
-		out = append(out, store.KindMinute{Queue: p.Queue, Kind: f[1], Minute: msTime(f[0]), Succeeded: succ, Dead: dead,
-			Wait: store.ParseHistogram(f[4]), Run: store.ParseHistogram(f[5])})
+		ms, _ := strconv.ParseInt(f[0], 10, 64)
+		at := fromMS(ms / step * step)
+		if len(out) > 0 && !out[len(out)-1].Minute.Equal(at) {
+			first = len(out)
+		}
+		i := slices.IndexFunc(out[first:], func(k store.KindMinute) bool { return k.Kind == f[1] })
+		if i < 0 {
+			out = append(out, store.KindMinute{Queue: p.Queue, Kind: f[1], Minute: at, Wait: store.Histogram{}, Run: store.Histogram{}})
+			i = len(out) - 1 - first
+		}
+		k := &out[first+i]
+		k.Succeeded += succ
+		k.Dead += dead
+		k.Wait.Merge(store.ParseHistogram(f[4]))
+		k.Run.Merge(store.ParseHistogram(f[5]))
+	}
+	for i := 0; i < len(out); {
+		// Within a step, kinds by name, as the SQL backends order them.
+		j := i
+		for j < len(out) && out[j].Minute.Equal(out[i].Minute) {
+			j++
+		}
+		slices.SortFunc(out[i:j], func(a, b store.KindMinute) int { return strings.Compare(a.Kind, b.Kind) })
+		i = j
 	}
 	return out, nil
 }
