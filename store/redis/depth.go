@@ -38,8 +38,8 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 	if floor := p.Until.Add(-time.Duration(store.MaxDepthMinutes) * time.Minute); floor.After(from) {
 		from = floor
 	}
-	members, err := s.rdb.ZRangeByScore(ctx, s.prefix+"{"+p.Queue+"}:depth", &goredis.ZRangeBy{
-		Min: unixMS(from), Max: "(" + unixMS(p.Until)}).Result()
+	members, err := s.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.prefix + "{" + p.Queue + "}:depth", ByScore: true,
+		Start: unixMS(from), Stop: "(" + unixMS(p.Until)}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
 	}

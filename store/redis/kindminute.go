@@ -84,8 +84,8 @@ func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListPar
 	if floor := p.Until.Add(-time.Duration(store.MaxDepthMinutes) * time.Minute); floor.After(from) {
 		from = floor
 	}
-	members, err := s.rdb.ZRangeByScore(ctx, s.prefix+"{"+p.Queue+"}:min", &goredis.ZRangeBy{
-		Min: unixMS(from), Max: "(" + unixMS(p.Until)}).Result()
+	members, err := s.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.prefix + "{" + p.Queue + "}:min", ByScore: true,
+		Start: unixMS(from), Stop: "(" + unixMS(p.Until)}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}
