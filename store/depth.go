@@ -32,6 +32,17 @@ type QueueDepthListParams struct {
 	// Since and Until bound the minutes listed: from Since's minute up to
 	// Until (exclusive); at most MaxDepthMinutes before Until.
 	Since, Until time.Time
+	// Step, when longer than a minute (a whole number of minutes), lists
+	// one sample per step (steps aligned to the Unix epoch): the one with
+	// the most jobs waiting, any of them on a tie. A chart of a week reads
+	// its 168 hours, not 10,080 minutes.
+	Step time.Duration
+}
+
+// DepthStepMinutes is p's step in whole minutes, 1 when it lists every
+// sample.
+func (p *QueueDepthListParams) DepthStepMinutes() int64 {
+	return max(int64(p.Step/time.Minute), 1)
 }
 
 type QueueDepthRollParams struct {

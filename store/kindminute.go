@@ -111,7 +111,15 @@ type QueueMinuteListParams struct {
 	Queue string
 	// Since and Until bound the minutes listed, as for QueueDepthList.
 	Since, Until time.Time
+	// Step, when longer than a minute (a whole number of minutes), sums
+	// each kind's minutes per step (steps aligned to the Unix epoch, Minute
+	// the step's start), histograms merged: a week's chart reads 168 rows
+	// per kind, not 10,080.
+	Step time.Duration
 }
+
+// StepMinutes is p's step in whole minutes, 1 when it lists every minute.
+func (p *QueueMinuteListParams) StepMinutes() int64 { return max(int64(p.Step/time.Minute), 1) }
 
 // slicesSortKinds orders by queue, then the most jobs first, then kind.
 func slicesSortKinds(ms []KindMinute) {

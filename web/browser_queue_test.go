@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 
 // A queue burns down over half an hour, its depth sampled each minute as
 // the scheduler samples it: /queues/burn charts it, the oldest bar the
-// tallest, at 1280 and 390 px, light and dark, without sideways scrolling.
+// tallest, with the jobs it finished and their run times by kind, at 1280
+// and 390 px, light and dark, without sideways scrolling.
 func testQueueChart(t *testing.T, ctx context.Context, srv *server) {
 	const queue, minutes, perMinute = "burn", 30, 4
 	specs := make([]store.JobSpec, minutes*perMinute)
@@ -50,6 +52,11 @@ func testQueueChart(t *testing.T, ctx context.Context, srv *server) {
 			t.Fatal(err)
 		}
 	}
+	// The jobs finished this minute: roll it up now, as the scheduler will
+	// once it has settled.
+	if _, err := srv.store.QueueMinuteRoll(t.Context(), &store.QueueMinuteRollParams{Minute: time.Now(), Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	heights := `Array.from(document.querySelectorAll('[data-chart="depth"] g'), (g) =>
 		Array.from(g.querySelectorAll("rect.bar-available"), (r) => r.height.baseVal.value).reduce((a, b) => a + b, 0))`
 	defer do(t, ctx, "back to 1280 px, light", 5*time.Second, chromedp.EmulateViewport(1280, 900), darkMode(false))
@@ -69,6 +76,12 @@ func testQueueChart(t *testing.T, ctx context.Context, srv *server) {
 		}
 		if drawn[0] <= drawn[len(drawn)-1] {
 			t.Errorf("%s: the burn-down's first bar (%.1f) is not above its last (%.1f)", v.name, drawn[0], drawn[len(drawn)-1])
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll('[data-chart="throughput"] rect.bar-succeeded').length`); n < 1 {
+			t.Errorf("%s: no throughput bar", v.name)
+		}
+		if got := eval[string](t, ctx, `(document.querySelector('tr[data-kind="import_row"] [data-p="run50"]') || {}).textContent || ""`); !strings.HasPrefix(got, "≤ ") {
+			t.Errorf("%s: import_row's run p50 reads %q", v.name, got)
 		}
 		if wide := eval[[]string](t, ctx, overflow); len(wide) > 0 {
 			t.Errorf("/queues/%s at %s scrolls sideways: %q", queue, v.name, wide)

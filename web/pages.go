@@ -14,6 +14,7 @@ func (d *dash) pages() []page {
 		{path: "/queues/{name}", title: "Queue", nav: "queues", panels: []panel{
 			{"queue", "jobs queues", d.queuePanel},
 			{"queue-depth", "jobs", d.queueDepthPanel},
+			{"queue-flow", "jobs", d.queueFlowPanel},
 			{"queue-jobs", "jobs", d.queueJobsPanel},
 		}},
 		{path: "/workers", title: "Workers", nav: "workers", panels: []panel{

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetherq/tether/store"
 )
@@ -115,5 +116,33 @@ func TestQueueDepthChart(t *testing.T) {
 	bare.enqueue(store.JobSpec{Kind: "k", Queue: "reports"})
 	if status, body := bare.get("/queues/reports"); status != 200 || !strings.Contains(body, "not available on this backend") {
 		t.Errorf("without Insights: %d", status)
+	}
+}
+
+// The queue page shows what the scheduler rolled up: throughput, and per
+// kind how long jobs waited and ran.
+func TestQueueFlow(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s := e.scene()
+	if _, body := e.get("/queues/images"); !strings.Contains(body, "No job of images finished in this range") {
+		t.Error("before any roll the panel does not say nothing finished")
+	}
+	minute := s.succeeded.FinishedAt.Truncate(time.Minute)
+	if _, err := e.store.QueueMinuteRoll(t.Context(), &store.QueueMinuteRollParams{Minute: minute, Now: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	status, body := e.get("/queues/images")
+	for _, w := range []string{"Finished, last 1 hour", `data-chart="throughput"`, `data-kind="resize"`, "1 succeeded, 0 dead",
+		"Wait p50", `data-p="run50">≤ 1 ms<`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("/queues/images lacks %q", w)
+		}
+	}
+	if status != 200 {
+		t.Errorf("GET /queues/images = %d", status)
+	}
+	if status, body := e.get("/queues/emails?range=7d&fragment=queue-flow"); status != 200 || !strings.Contains(body, "Finished, last 7 days") {
+		t.Errorf("fragment queue-flow over 7 d = %d", status)
 	}
 }

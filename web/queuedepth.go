@@ -63,7 +63,8 @@ func (d *dash) queueDepthPanel(rq *request) (templ.Component, error) {
 		return nil, errNoInsights
 	}
 	end := rq.now.UTC().Truncate(r.step).Add(r.step) // the bar holding now is the last
-	samples, err := d.ins.QueueDepthList(rq.ctx, &store.QueueDepthListParams{Queue: q.Name, Since: end.Add(-r.span), Until: end})
+	samples, err := d.ins.QueueDepthList(rq.ctx, &store.QueueDepthListParams{Queue: q.Name, Since: end.Add(-r.span), Until: end,
+		Step: r.step})
 	if err != nil {
 		return nil, err
 	}

@@ -25,8 +25,9 @@ import (
 // BenchmarkPages1M renders every page over a store holding a million jobs,
 // as a server at the end of a busy hour would: most succeeded, some dead,
 // retrying, scheduled, waiting and running, with an hour of throughput and
-// rescues, three server nodes (one stopped) and a week of each queue's
-// depth, sampled every minute. It runs one sub-benchmark per backend (sqlite, postgres, redis);
+// rescues, three server nodes (one stopped), a week of each queue's depth
+// sampled every minute, and the hour's finished jobs rolled up per minute
+// as the scheduler does. It runs one sub-benchmark per backend (sqlite, postgres, redis);
 // each fills its store through store.Store's batch calls, which takes
 // minutes, so it all runs only with TETHER_BENCH_BIG=1 (never in make test
 // or make bench):
@@ -119,6 +120,7 @@ func benchPages(b *testing.B, bk backend, name string, total int) {
 		}
 	}
 	f.depthWeek(now)
+	f.rollHour(now)
 	h, err := New(Config{Store: st, Insights: st, Now: clock, NodeID: "node-1"})
 	if err != nil {
 		b.Fatal(err)
@@ -133,6 +135,17 @@ func benchPages(b *testing.B, bk backend, name string, total int) {
 	b.Run("events-poll", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := d.snapshot(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The scheduler's roll-up of one busy minute of the fill (≈ 16,000
+	// jobs finished), written again as a replica would: what the tick
+	// spends on it once a minute.
+	b.Run("minute-roll", func(b *testing.B) {
+		minute := now.Add(-30 * time.Minute)
+		for b.Loop() {
+			if _, err := st.QueueMinuteRoll(context.Background(), &store.QueueMinuteRollParams{Minute: minute, Now: now}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -419,4 +432,24 @@ func (f *filler) depthWeek(now time.Time) {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "sampled a week of depth for %d queues in %s\n", len(fillQueues), time.Since(began).Round(time.Second))
+}
+
+// rollHour rolls up every minute of the fill's hour, as the scheduler's
+// tick does, unless the store has them already.
+func (f *filler) rollHour(now time.Time) {
+	ctx := f.b.Context()
+	have, err := f.st.QueueMinuteList(ctx, &store.QueueMinuteListParams{Queue: fillQueues[0], Since: now.Add(-2 * time.Hour), Until: now})
+	if err != nil {
+		f.b.Fatal(err)
+	}
+	if len(have) > 0 {
+		return
+	}
+	began := time.Now()
+	for m := now.Add(-70 * time.Minute).Truncate(time.Minute); m.Before(now); m = m.Add(time.Minute) {
+		if _, err := f.st.QueueMinuteRoll(ctx, &store.QueueMinuteRollParams{Minute: m, Now: now}); err != nil {
+			f.b.Fatal(err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "rolled up the hour's finished jobs in %s\n", time.Since(began).Round(time.Millisecond))
 }

@@ -44,12 +44,17 @@ func (s *Store) QueueDepthRoll(ctx context.Context, p *store.QueueDepthRollParam
 	return n, nil
 }
 
-// QueueDepthList reads one range of the primary key.
+// QueueDepthList reads one range of the primary key, one sample per step.
 func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParams) ([]store.QueueDepth, error) {
 	from := p.Since.UTC().Truncate(time.Minute)
 	from = later(from, p.Until.Add(-time.Duration(store.MaxDepthMinutes)*time.Minute))
-	rows, err := s.pool.Query(ctx, `SELECT minute, available, scheduled FROM queue_depth
-		WHERE queue = $1 AND minute >= $2 AND minute < $3 ORDER BY minute`, p.Queue, from, p.Until)
+	// One sample per step: the first of each step's rows by most jobs
+	// waiting.
+	rows, err := s.pool.Query(ctx, `SELECT minute, available, scheduled FROM (
+			SELECT DISTINCT ON (extract(epoch FROM minute)::bigint / (60 * $4::bigint)) minute, available, scheduled
+			FROM queue_depth WHERE queue = $1 AND minute >= $2 AND minute < $3
+			ORDER BY extract(epoch FROM minute)::bigint / (60 * $4::bigint), available + scheduled DESC, minute) s
+		ORDER BY minute`, p.Queue, from, p.Until, p.DepthStepMinutes())
 	if err != nil {
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
 	}

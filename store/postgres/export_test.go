@@ -100,6 +100,7 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"heartbeat", heartbeatSQL, []any{"w", now}, ""},
 		{"job history", attemptsSQL, []any{ids[0], store.MaxAttemptsShown}, ""},
 		{"prune", pruneJobsSQL, []any{now.Add(-24 * time.Hour), now.Add(-30 * 24 * time.Hour), n}, "jobs_succeeded_finished"},
+		{"finished in a minute", finishedSQL, []any{now, now.Add(time.Minute), n}, "jobs_succeeded_finished"},
 		{"prune keys", pruneKeysSQL, []any{now, n}, "idempotency_keys_expiry"},
 		{"prune workers", pruneWorkersSQL, []any{now.Add(-24 * time.Hour), n}, "jobs_running_worker"},
 		{"prune nodes", pruneNodesSQL, []any{now.Add(-24 * time.Hour), n}, ""},

@@ -11,9 +11,17 @@ import (
 )
 
 // finishedSQL reads the jobs that finished in one minute, by the indexes
-// of finished jobs: its cost follows the minute's throughput.
-const finishedSQL = `SELECT queue, kind, state, run_at, started_at, finished_at FROM jobs
-	WHERE state IN ('succeeded', 'dead') AND finished_at >= $1 AND finished_at < $2 LIMIT $3`
+// of finished jobs: its cost follows the minute's throughput. One branch
+// per index, each with a condition its partial index's implies: with
+// state IN ('succeeded', 'dead') no index applies, and Postgres scanned
+// the whole table (0.7 s at a million jobs).
+const finishedSQL = `SELECT * FROM (
+		(SELECT queue, kind, state, run_at, started_at, finished_at FROM jobs
+			WHERE state = 'succeeded' AND finished_at >= $1 AND finished_at < $2 LIMIT $3)
+		UNION ALL
+		(SELECT queue, kind, state, run_at, started_at, finished_at FROM jobs
+			WHERE state = 'dead' AND finished_at >= $1 AND finished_at < $2 LIMIT $3)
+	) f LIMIT $3`
 
 // minutesWriteSQL replaces a minute's rows (from arrays; the rows of kinds
 // no longer in it deleted, the others upserted, so that no row is touched
@@ -75,11 +83,14 @@ func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollPar
 	return n, nil
 }
 
-// QueueMinuteList reads one range of the primary key.
+// QueueMinuteList reads one range of the primary key, per step.
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from := later(p.Since.UTC().Truncate(time.Minute), p.Until.Add(-time.Duration(store.MaxDepthMinutes)*time.Minute))
-	rows, err := s.pool.Query(ctx, `SELECT minute, kind, succeeded, dead, wait, run FROM queue_minutes
-		WHERE queue = $1 AND minute >= $2 AND minute < $3 ORDER BY minute, kind`, p.Queue, from, p.Until)
+	// Summed per step and kind; the histograms' texts are joined, and
+	// ParseHistogram adds up the buckets that repeat.
+	rows, err := s.pool.Query(ctx, `SELECT to_timestamp(extract(epoch FROM minute)::bigint / (60 * $4::bigint) * 60 * $4::bigint),
+			kind, sum(succeeded)::bigint, sum(dead)::bigint, string_agg(wait, ','), string_agg(run, ',') FROM queue_minutes
+		WHERE queue = $1 AND minute >= $2 AND minute < $3 GROUP BY 1, kind ORDER BY 1, kind`, p.Queue, from, p.Until, p.StepMinutes())
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}

@@ -44,6 +44,7 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
 	}
 	out := make([]store.QueueDepth, 0, len(members))
+	step := p.DepthStepMinutes() * 60_000
 	for _, m := range members {
 		f := strings.Split(m, ":") // minute:available:scheduled, numbers only
 		if len(f) != 3 {
@@ -51,7 +52,16 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 		}
 		a, _ := strconv.ParseInt(f[1], 10, 64)
 		sc, _ := strconv.ParseInt(f[2], 10, 64)
-		out = append(out, store.QueueDepth{Queue: p.Queue, Minute: msTime(f[0]), Available: a, Scheduled: sc})
+		d := store.QueueDepth{Queue: p.Queue, Minute: msTime(f[0]), Available: a, Scheduled: sc}
+		// One sample per step: members come by minute, so a step's are
+		// together; keep its deepest.
+		if n := len(out); n > 0 && out[n-1].Minute.UnixMilli()/step == d.Minute.UnixMilli()/step {
+			if a+sc > out[n-1].Available+out[n-1].Scheduled {
+				out[n-1] = d
+			}
+			continue
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

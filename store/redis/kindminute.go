@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,29 +13,43 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// QueueMinuteRoll reads the minute's finished jobs in one script
-// (finished.lua), folds them here, and writes the rows in another
-// (minutes.lua).
+// finishedChunk bounds one run of finished.lua: about 10 ms of the server.
+const finishedChunk = 1000
+
+// QueueMinuteRoll reads the minute's finished jobs a chunk at a time
+// (finished.lua), queue by queue, folds them here, and writes the rows in
+// one script (minutes.lua).
 func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollParams) (int, error) {
 	from := p.Minute.UTC().Truncate(time.Minute)
-	v, err := s.call(ctx, "finished", unixMS(from), unixMS(from.Add(time.Minute)), store.MaxRolledJobs)
+	queues, err := s.rdb.SMembers(ctx, s.prefix+"queues").Result()
 	if err != nil {
 		return 0, fmt.Errorf("read the jobs finished in a minute: %w", err)
 	}
+	slices.Sort(queues)
 	var jobs []store.FinishedJob
-	for _, r := range asSlice(v) {
-		f := asSlice(r)
-		if len(f) != 6 {
-			continue
+	for _, q := range queues {
+		for _, set := range []string{"done", "dead"} {
+			for offset := 0; len(jobs) < store.MaxRolledJobs; offset += finishedChunk {
+				v, err := s.call(ctx, "finished", q, set, unixMS(from), unixMS(from.Add(time.Minute)), offset, finishedChunk)
+				if err != nil {
+					return 0, fmt.Errorf("read the jobs finished in a minute: %w", err)
+				}
+				rows := asSlice(v)
+				if len(rows) == 0 {
+					break
+				}
+				for _, r := range rows[:len(rows)-1] {
+					if f := asSlice(r); len(f) == 5 {
+						jobs = append(jobs, finishedJob(q, f))
+					}
+				}
+				if walked, _ := rows[len(rows)-1].(int64); walked < finishedChunk {
+					break
+				}
+			}
 		}
-		j := store.FinishedJob{Queue: asString(f[0]), Kind: asString(f[1]), State: store.State(asString(f[2])),
-			RunAt: msTime(asString(f[3])), FinishedAt: msTime(asString(f[5]))}
-		if sa := asString(f[4]); sa != "" {
-			t := msTime(sa)
-			j.StartedAt = &t
-		}
-		jobs = append(jobs, j)
 	}
+	jobs = jobs[:min(len(jobs), store.MaxRolledJobs)]
 	rolled := store.RollMinute(from, jobs)
 	if len(rolled) == 0 {
 		return 0, nil
@@ -52,6 +67,17 @@ func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollPar
 	return int(written), nil
 }
 
+// finishedJob decodes one row of finished.lua.
+func finishedJob(queue string, f []any) store.FinishedJob {
+	j := store.FinishedJob{Queue: queue, Kind: asString(f[0]), State: store.State(asString(f[1])),
+		RunAt: msTime(asString(f[2])), FinishedAt: msTime(asString(f[4]))}
+	if sa := asString(f[3]); sa != "" {
+		t := msTime(sa)
+		j.StartedAt = &t
+	}
+	return j
+}
+
 // QueueMinuteList reads one score range of the queue's zset of minutes.
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from := p.Since.UTC().Truncate(time.Minute)
@@ -63,7 +89,11 @@ func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListPar
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}
+	// Members come by minute, then kind: a step's are together; sum each
+	// kind's within it.
 	out := make([]store.KindMinute, 0, len(members))
+	step := p.StepMinutes() * 60_000
+	first := 0 // where the current step's entries start in out
 	for _, m := range members {
 		f := strings.Split(m, "\t")
 		if len(f) != 6 {
@@ -71,8 +101,30 @@ func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListPar
 		}
 		succ, _ := strconv.ParseInt(f[2], 10, 64)
 		dead, _ := strconv.ParseInt(f[3], 10, 64)
-		out = append(out, store.KindMinute{Queue: p.Queue, Kind: f[1], Minute: msTime(f[0]), Succeeded: succ, Dead: dead,
-			Wait: store.ParseHistogram(f[4]), Run: store.ParseHistogram(f[5])})
+		ms, _ := strconv.ParseInt(f[0], 10, 64)
+		at := fromMS(ms / step * step)
+		if len(out) > 0 && !out[len(out)-1].Minute.Equal(at) {
+			first = len(out)
+		}
+		i := slices.IndexFunc(out[first:], func(k store.KindMinute) bool { return k.Kind == f[1] })
+		if i < 0 {
+			out = append(out, store.KindMinute{Queue: p.Queue, Kind: f[1], Minute: at, Wait: store.Histogram{}, Run: store.Histogram{}})
+			i = len(out) - 1 - first
+		}
+		k := &out[first+i]
+		k.Succeeded += succ
+		k.Dead += dead
+		k.Wait.Merge(store.ParseHistogram(f[4]))
+		k.Run.Merge(store.ParseHistogram(f[5]))
+	}
+	for i := 0; i < len(out); {
+		// Within a step, kinds by name, as the SQL backends order them.
+		j := i
+		for j < len(out) && out[j].Minute.Equal(out[i].Minute) {
+			j++
+		}
+		slices.SortFunc(out[i:j], func(a, b store.KindMinute) int { return strings.Compare(a.Kind, b.Kind) })
+		i = j
 	}
 	return out, nil
 }

@@ -12,9 +12,10 @@ import (
 const depthPruneSQL = `DELETE FROM queue_depth WHERE (queue, minute) IN (
 	SELECT queue, minute FROM queue_depth INDEXED BY queue_depth_minute WHERE minute < ? LIMIT ?)`
 
-// depthListSQL reads one range of the primary key.
-const depthListSQL = `SELECT minute, available, scheduled FROM queue_depth
-	WHERE queue = ? AND minute >= ? AND minute < ? ORDER BY minute`
+// depthListSQL reads one range of the primary key, one sample per step:
+// SQLite takes a bare column's value from the row that holds the max().
+const depthListSQL = `SELECT minute, available, scheduled, max(available + scheduled) AS total FROM queue_depth
+	WHERE queue = ? AND minute >= ? AND minute < ? GROUP BY minute / ? ORDER BY minute`
 
 // QueueDepthRoll writes the minute's samples and drops expired minutes in
 // one transaction: a few hundred rows at most.
@@ -53,8 +54,9 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 		Minute    int64 `db:"minute"`
 		Available int64 `db:"available"`
 		Scheduled int64 `db:"scheduled"`
+		Total     int64 `db:"total"`
 	}
-	err := s.r.SelectContext(ctx, &rows, depthListSQL, p.Queue, from, to)
+	err := s.r.SelectContext(ctx, &rows, depthListSQL, p.Queue, from, to, p.DepthStepMinutes())
 	if err != nil {
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
 	}

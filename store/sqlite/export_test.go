@@ -41,8 +41,8 @@ func HotPathsForTest(now time.Time) []HotPath {
 		{"prune depth", depthPruneSQL, []any{at / 60_000, 10}, "queue_depth_minute"},
 		{"finished in a minute", finishedSQL, []any{at, at + 60_000, 10}, "jobs_finished"},
 		{"prune minutes", minutesPruneSQL, []any{at / 60_000, 10}, "queue_minutes_minute"},
-		{"list minutes", minutesListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""}, // the primary key: WITHOUT ROWID
-		{"list depth", depthListSQL, []any{"q", at / 60_000, at/60_000 + 60}, ""},     // the primary key: WITHOUT ROWID
+		{"list minutes", minutesListSQL, []any{1, 1, "q", at / 60_000, at/60_000 + 60, 1}, ""}, // the primary key: WITHOUT ROWID
+		{"list depth", depthListSQL, []any{"q", at / 60_000, at/60_000 + 60, 1}, ""},           // the primary key: WITHOUT ROWID
 	}
 }
 

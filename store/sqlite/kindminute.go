@@ -19,9 +19,12 @@ const finishedSQL = `SELECT queue, kind, state, run_at, started_at, finished_at 
 const minutesPruneSQL = `DELETE FROM queue_minutes WHERE (queue, minute, kind) IN (
 	SELECT queue, minute, kind FROM queue_minutes INDEXED BY queue_minutes_minute WHERE minute < ? LIMIT ?)`
 
-// minutesListSQL reads one range of the primary key.
-const minutesListSQL = `SELECT minute, kind, succeeded, dead, wait, run FROM queue_minutes
-	WHERE queue = ? AND minute >= ? AND minute < ? ORDER BY minute, kind`
+// minutesListSQL reads one range of the primary key, summed per step and
+// kind; the histograms' texts are joined, and ParseHistogram adds up the
+// buckets that repeat.
+const minutesListSQL = `SELECT minute / ? * ? AS minute, kind, sum(succeeded) AS succeeded, sum(dead) AS dead,
+		group_concat(wait, ',') AS wait, group_concat(run, ',') AS run FROM queue_minutes
+	WHERE queue = ? AND minute >= ? AND minute < ? GROUP BY minute / ?, kind ORDER BY 1, kind`
 
 // QueueMinuteRoll reads the minute's finished jobs on the read pool, then
 // replaces the minute's rows and drops expired ones in one write
@@ -75,7 +78,8 @@ func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollPar
 	return n, err
 }
 
-// QueueMinuteList reads one range of the primary key (minutesListSQL).
+// QueueMinuteList reads one range of the primary key, per step
+// (minutesListSQL).
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from, to := depthRange(&store.QueueDepthListParams{Since: p.Since, Until: p.Until})
 	var rows []struct {
@@ -86,7 +90,8 @@ func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListPar
 		Wait      string `db:"wait"`
 		Run       string `db:"run"`
 	}
-	if err := s.r.SelectContext(ctx, &rows, minutesListSQL, p.Queue, from, to); err != nil {
+	step := p.StepMinutes()
+	if err := s.r.SelectContext(ctx, &rows, minutesListSQL, step, step, p.Queue, from, to, step); err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}
 	out := make([]store.KindMinute, len(rows))

@@ -21,7 +21,12 @@ func (h *insights) depthRoll(depths ...store.QueueDepth) int {
 // depths lists a queue's samples as "hh:mm available/scheduled".
 func (h *insights) depths(queue string, since, until time.Time) string {
 	h.t.Helper()
-	got, err := h.in.QueueDepthList(h.ctx, &store.QueueDepthListParams{Queue: queue, Since: since, Until: until})
+	return h.depthsBy(queue, since, until, 0)
+}
+
+func (h *insights) depthsBy(queue string, since, until time.Time, step time.Duration) string {
+	h.t.Helper()
+	got, err := h.in.QueueDepthList(h.ctx, &store.QueueDepthListParams{Queue: queue, Since: since, Until: until, Step: step})
 	if err != nil {
 		h.t.Fatalf("QueueDepthList: %v", err)
 	}
@@ -78,6 +83,25 @@ func testInsightsQueueDepth(t *testing.T, h *insights) {
 			t.Errorf("%s from %s to %s: %q, want %q", tt.queue, fmtTime(tt.since), fmtTime(tt.until), got, tt.want)
 		}
 	}
+	// By step: each step's deepest sample. The steps are aligned to the
+	// epoch; the test's minutes fall in one hour.
+	if at(0).Truncate(time.Hour) != at(3).Truncate(time.Hour) {
+		t.Fatalf("the test's minutes cross an hour: %s", fmtTime(at(0)))
+	}
+	for step, want := range map[time.Duration]string{
+		time.Minute: fmt.Sprintf("%s 5/1, %s 4/0, %s 0/0", hm(0), hm(1), hm(3)),
+		time.Hour:   hm(0) + " 5/1",
+	} {
+		if got := h.depthsBy("emails", at(-60), at(60), step); got != want {
+			t.Errorf("emails by %s: %q, want %q", step, got, want)
+		}
+	}
+	h.depthRoll(depth("emails", 2, 9)) // at(3) again, now the deepest
+	if got, want := h.depthsBy("emails", at(-60), at(60), time.Hour), hm(3)+" 2/9"; got != want {
+		t.Errorf("emails by the hour once at(3) is the deepest: %q, want %q", got, want)
+	}
+	h.depthRoll(depth("emails", 0, 0))
+
 	// A week on, a sample drops the minutes past retention.
 	h.advance(store.DepthRetention - 2*time.Minute) // at(1) is past retention, at(3) not
 	if n := h.depthRoll(depth("emails", 9, 9)); n < 3 {

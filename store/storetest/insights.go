@@ -44,6 +44,7 @@ var insightsTests = []struct {
 	{"RescueCount", testInsightsRescueCount},
 	{"QueueDepth", testInsightsQueueDepth},
 	{"QueueMinutes", testInsightsQueueMinutes},
+	{"QueueMinutesMany", testInsightsQueueMinutesMany},
 	{"Retrying", testInsightsRetrying},
 	{"Dead", testInsightsDead},
 	{"Search", testInsightsSearch},

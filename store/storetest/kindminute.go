@@ -22,7 +22,12 @@ func (h *insights) minuteRoll(minute time.Time) int {
 // wait p100 run p100" (the upper bounds of the slowest buckets).
 func (h *insights) minutes(queue string, since, until time.Time) string {
 	h.t.Helper()
-	got, err := h.in.QueueMinuteList(h.ctx, &store.QueueMinuteListParams{Queue: queue, Since: since, Until: until})
+	return h.minutesBy(queue, since, until, 0)
+}
+
+func (h *insights) minutesBy(queue string, since, until time.Time, step time.Duration) string {
+	h.t.Helper()
+	got, err := h.in.QueueMinuteList(h.ctx, &store.QueueMinuteListParams{Queue: queue, Since: since, Until: until, Step: step})
 	if err != nil {
 		h.t.Fatalf("QueueMinuteList: %v", err)
 	}
@@ -61,6 +66,7 @@ func testInsightsQueueMinutes(t *testing.T, h *insights) {
 	img := h.running("w", spec("resize", "img"))
 	h.advance(time.Minute) // into m0+1
 	h.ack(img)
+	h.ack(h.running("w", spec("send", "mail"))) // waited and ran nothing
 	if len(send) != 4 {
 		t.Fatal("enqueued", len(send))
 	}
@@ -85,8 +91,20 @@ func testInsightsQueueMinutes(t *testing.T, h *insights) {
 	if got := h.minutes("img", m0.Add(-time.Hour), m0.Add(time.Hour)); !strings.HasPrefix(got, m0.Add(time.Minute).Format("15:04")+" resize 1/0") {
 		t.Errorf("img's minutes %q", got)
 	}
-	if got := h.minutes("mail", m0.Add(time.Minute), m0.Add(time.Hour)); got != "" {
-		t.Errorf("mail after its minute: %q", got)
+	if got, want := h.minutes("mail", m0.Add(time.Minute), m0.Add(time.Hour)), m0.Add(time.Minute).Format("15:04")+
+		fmt.Sprintf(" send 1/0 wait %s run %s", ub(0), ub(0)); got != want {
+		t.Errorf("mail's second minute alone: %q, want %q", got, want)
+	}
+	// By the hour: each kind's minutes summed, histograms merged, at the
+	// hour's start (the test's minutes fall in one hour).
+	if m0.Truncate(time.Hour) != m0.Add(time.Minute).Truncate(time.Hour) {
+		t.Fatalf("the test's minutes cross an hour: %s", fmtTime(m0))
+	}
+	hour := m0.Truncate(time.Hour).Format("15:04")
+	want = fmt.Sprintf("%[1]s other 1/0 wait %[2]s run %[3]s, %[1]s send 3/1 wait %[4]s run %[5]s",
+		hour, ub(0), ub(time.Second), ub(2*time.Second), ub(3*time.Second))
+	if got := h.minutesBy("mail", m0.Add(-time.Hour), m0.Add(time.Hour), time.Hour); got != want {
+		t.Errorf("mail by the hour: %q, want %q", got, want)
 	}
 	if got := h.minutes("nope", m0.Add(-time.Hour), m0.Add(time.Hour)); got != "" {
 		t.Errorf("an unknown queue: %q", got)
@@ -99,5 +117,31 @@ func testInsightsQueueMinutes(t *testing.T, h *insights) {
 	h.minuteRoll(h.now())
 	if got := h.minutes("mail", m0.Add(-time.Hour), h.now().Add(time.Hour)); strings.Contains(got, " send ") || !strings.Contains(got, " late 1/0") {
 		t.Errorf("a week on, mail's minutes %q: want its first minute dropped, the late one kept", got)
+	}
+}
+
+// A busy minute is rolled whole: more jobs than a backend reads at once.
+func testInsightsQueueMinutesMany(t *testing.T, h *insights) {
+	m0 := h.now().Truncate(time.Minute).Add(time.Minute)
+	h.advance(m0.Add(time.Second).Sub(h.now()))
+	const n = 2500
+	specs := make([]store.JobSpec, n)
+	for i := range specs {
+		specs[i] = spec("bulk", "many")
+	}
+	h.enqueue(specs...)
+	p := &store.JobSettleParams{Now: h.now()}
+	for len(p.Acks) < n {
+		for _, j := range h.lease("w", 500, "many") {
+			p.Acks = append(p.Acks, store.JobAckParams{ID: j.ID, Token: token(t, j)})
+		}
+	}
+	if _, err := h.s.JobSettle(h.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	h.advance(2 * time.Minute)
+	h.minuteRoll(m0)
+	if got, want := h.minutes("many", m0, m0.Add(time.Minute)), fmt.Sprintf("%s bulk %d/0", m0.Format("15:04"), n); !strings.HasPrefix(got, want+" ") {
+		t.Errorf("a busy minute: %q, want %q", got, want)
 	}
 }
