@@ -32,8 +32,14 @@ func TestWorkRunnerKilled(t *testing.T) {
 	a.signal(t, syscall.SIGKILL)
 	a.exit(t, 10*time.Second)
 	p.gone(t, 10*time.Second, "after SIGKILL of the runner")
-	if groupAlive(pgid) {
-		t.Errorf("a process of the child's group %d survived the runner", pgid)
+	// The probe closes as the last process of the group lets go of its
+	// files, a moment before the kernel makes it a zombie: a process seen
+	// alive just then is on its way out, so look again for a while.
+	for deadline := time.Now().Add(10 * time.Second); groupAlive(pgid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("a process of the child's group %d survived the runner", pgid)
+			break
+		}
 	}
 
 	b := runner(t, c.BaseURL, env, "--once", "--wait", "30s", "--queue", "crash", "--", "sh", "-c", script)
@@ -49,9 +55,10 @@ func TestWorkRunnerKilled(t *testing.T) {
 		t.Fatalf("first attempt %+v, want orphaned from w-killed", first)
 	}
 	// dead-after (2 s) and up to two ticks (200 ms each), with slack for
-	// a loaded machine; measured on the server's clock.
-	if lat := first.FinishedAt.Sub(*first.LastHeartbeatAt); lat < 2*time.Second || lat > 6*time.Second {
-		t.Errorf("rescued %v after the runner's last heartbeat, want 2s..2.4s (6s with slack for a loaded machine)", lat)
+	// a loaded machine (a CI run's packages share two cores); measured on
+	// the server's clock.
+	if lat := first.FinishedAt.Sub(*first.LastHeartbeatAt); lat < 2*time.Second || lat > 10*time.Second {
+		t.Errorf("rescued %v after the runner's last heartbeat, want 2s..2.4s (10s with slack for a loaded machine)", lat)
 	} else {
 		t.Logf("rescued %v after the runner's last heartbeat", lat)
 	}
@@ -88,8 +95,8 @@ sleep 60`
 	if took := time.Since(stopped); took < time.Second {
 		t.Errorf("the runner exited %v after SIGTERM, before its 1s grace: the stubborn child was not waited for", took)
 	}
-	pf.gone(t, 5*time.Second, "the finisher")
-	ps.gone(t, 5*time.Second, "the child that ignores SIGTERM")
+	pf.gone(t, 15*time.Second, "the finisher")
+	ps.gone(t, 15*time.Second, "the child that ignores SIGTERM")
 	if j := getJob(t, c, fin.ID); j.State != "succeeded" || string(j.Result) != `"finished"` {
 		t.Errorf("the finisher's job: %s %s, want succeeded \"finished\"", j.State, j.Result)
 	}
