@@ -95,6 +95,7 @@ func TestSchedulePutInvalid(t *testing.T) {
 		{`{"cron":"* * * * *","job":{"kind":"k"},"jitter_ms":-1}`, "jitter_ms"},
 		{`{"cron":"* * * * *","job":{"kind":"k"},"name":"other"}`, "name"},
 		{`{"cron":"* * * * *","job":{"kind":"k"},"colour":"red"}`, "colour"},
+		{`{"cron":"* * * * *","job":{"kind":"k","concurrency_key":""}}`, "job.concurrency_key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.body, func(t *testing.T) {
@@ -117,7 +118,7 @@ func TestSchedulePutInvalid(t *testing.T) {
 func TestScheduleActions(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.do("PUT", "/v1/schedules/s", `{"every_ms":3600000,"overlap":"skip","job":{"kind":"k","queue":"q"}}`).want(http.StatusCreated)
+	e.do("PUT", "/v1/schedules/s", `{"every_ms":3600000,"overlap":"skip","job":{"kind":"k","queue":"q","concurrency_key":"tenant-1"}}`).want(http.StatusCreated)
 	p := e.do("POST", "/v1/schedules/s/pause", nil).want(http.StatusOK).schedule()
 	if !p.Paused || p.Version != 2 {
 		t.Errorf("pause: %+v", p)
@@ -129,7 +130,8 @@ func TestScheduleActions(t *testing.T) {
 	}
 	res := e.do("POST", "/v1/schedules/s/trigger", nil).want(http.StatusCreated)
 	j := res.object()
-	if j["schedule"] != "s" || j["scheduled_for"] != ms(e.clock.Now()) || j["queue"] != "q" || j["trace"] != nil {
+	if j["schedule"] != "s" || j["scheduled_for"] != ms(e.clock.Now()) || j["queue"] != "q" || j["trace"] != nil ||
+		j["concurrency_key"] != "tenant-1" {
 		t.Errorf("triggered job %v", j)
 	}
 	var list struct{ Jobs []job }

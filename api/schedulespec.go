@@ -46,6 +46,8 @@ type scheduleJobRequest struct {
 	Backoff     json.RawMessage `json:"backoff"`
 	Tags        []string        `json:"tags"`
 	Metadata    json.RawMessage `json:"metadata"`
+	// ConcurrencyKey is the fired jobs' concurrency_key.
+	ConcurrencyKey *string `json:"concurrency_key"`
 }
 
 // decodeScheduleSpec decodes and checks a schedule spec; prefix
@@ -143,11 +145,13 @@ func decodeScheduleJob(data []byte, prefix string) (store.ScheduleJob, error) {
 		}
 	}
 	spec := specRequest{Kind: req.Kind, Queue: req.Queue, Payload: req.Payload, Priority: req.Priority,
-		MaxAttempts: req.MaxAttempts, TimeoutMS: req.TimeoutMS, Tags: req.Tags, Metadata: req.Metadata}
+		MaxAttempts: req.MaxAttempts, TimeoutMS: req.TimeoutMS, Tags: req.Tags, Metadata: req.Metadata,
+		ConcurrencyKey: req.ConcurrencyKey}
 	if err := spec.check(bo, prefix); err != nil {
 		return store.ScheduleJob{}, err
 	}
 	s := spec.spec(bo, time.Time{})
 	return store.ScheduleJob{Queue: s.Queue, Kind: s.Kind, Payload: s.Payload, Priority: s.Priority,
-		MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Backoff: s.Backoff, Tags: s.Tags, Metadata: s.Metadata}, nil
+		MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Backoff: s.Backoff, Tags: s.Tags, Metadata: s.Metadata,
+		ConcurrencyKey: s.ConcurrencyKey}, nil
 }

@@ -42,6 +42,8 @@ type scheduleJobView struct {
 	Backoff     backoffView     `json:"backoff"`
 	Tags        []string        `json:"tags"`
 	Metadata    json.RawMessage `json:"metadata"`
+	// ConcurrencyKey is the fired jobs' concurrency_key, or null.
+	ConcurrencyKey *string `json:"concurrency_key"`
 }
 
 type schedulesView struct {
@@ -59,7 +61,7 @@ func viewSchedule(s *store.Schedule) *scheduleView {
 		Job: scheduleJobView{Kind: j.Kind, Queue: j.Queue, Payload: orNull(j.Payload), Priority: j.Priority,
 			MaxAttempts: j.MaxAttempts, TimeoutMS: j.Timeout.Milliseconds(),
 			Backoff: backoffView{BaseMS: j.Backoff.Base.Milliseconds(), MaxMS: j.Backoff.Max.Milliseconds()},
-			Tags:    j.Tags, Metadata: j.Metadata},
+			Tags:    j.Tags, Metadata: j.Metadata, ConcurrencyKey: j.ConcurrencyKey},
 		Catchup: s.Catchup, CatchupWindowMS: s.CatchupWindow.Milliseconds(), MaxCatchup: s.MaxCatchup,
 		Overlap: s.Overlap, JitterMS: s.Jitter.Milliseconds(), Paused: s.Paused, Source: string(s.Source),
 		NextFireAt: stamp(s.NextFireAt), LastFireAt: stampOf(s.LastFireAt), LastJobID: s.LastJobID,

@@ -60,6 +60,9 @@ type ScheduleJob struct {
 	Backoff     Backoff
 	Tags        []string
 	Metadata    json.RawMessage
+	// ConcurrencyKey counts each fired job toward its queue's per-key
+	// limits; nil: none.
+	ConcurrencyKey *string
 }
 
 // ScheduleSpec is what an admin (or the schedules file) defines. Exactly
@@ -176,7 +179,7 @@ func (s *ScheduleSpec) JobSpec(slot, runAt time.Time) JobSpec {
 	return JobSpec{
 		Queue: j.Queue, Kind: j.Kind, Payload: j.Payload, Priority: j.Priority, RunAt: runAt,
 		MaxAttempts: j.MaxAttempts, Timeout: j.Timeout, Backoff: j.Backoff, Tags: j.Tags, Metadata: j.Metadata,
-		Schedule: &name, ScheduledFor: &at,
+		ConcurrencyKey: j.ConcurrencyKey, Schedule: &name, ScheduledFor: &at,
 	}
 }
 

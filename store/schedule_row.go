@@ -55,6 +55,9 @@ type scheduleJobJSON struct {
 	MaxMS       int64           `json:"backoff_max_ms"`
 	Tags        []string        `json:"tags"`
 	Metadata    json.RawMessage `json:"metadata"`
+	// ConcurrencyKey is left out when nil, so templates stored before it
+	// hash (ScheduleSpec.Hash) as they did.
+	ConcurrencyKey *string `json:"concurrency_key,omitempty"`
 }
 
 // MarshalJSON writes the template as backends store it.
@@ -62,7 +65,7 @@ func (j ScheduleJob) MarshalJSON() ([]byte, error) {
 	return json.Marshal(scheduleJobJSON{
 		Queue: j.Queue, Kind: j.Kind, Payload: j.Payload, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
 		TimeoutMS: j.Timeout.Milliseconds(), BaseMS: j.Backoff.Base.Milliseconds(),
-		MaxMS: j.Backoff.Max.Milliseconds(), Tags: j.Tags, Metadata: j.Metadata,
+		MaxMS: j.Backoff.Max.Milliseconds(), Tags: j.Tags, Metadata: j.Metadata, ConcurrencyKey: j.ConcurrencyKey,
 	})
 }
 
@@ -76,7 +79,7 @@ func (j *ScheduleJob) UnmarshalJSON(b []byte) error {
 		Queue: w.Queue, Kind: w.Kind, Payload: w.Payload, Priority: w.Priority, MaxAttempts: w.MaxAttempts,
 		Timeout: time.Duration(w.TimeoutMS) * time.Millisecond,
 		Backoff: Backoff{Base: time.Duration(w.BaseMS) * time.Millisecond, Max: time.Duration(w.MaxMS) * time.Millisecond},
-		Tags:    w.Tags, Metadata: w.Metadata,
+		Tags:    w.Tags, Metadata: w.Metadata, ConcurrencyKey: w.ConcurrencyKey,
 	}
 	if j.Tags == nil {
 		j.Tags = []string{}
