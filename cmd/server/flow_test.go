@@ -19,18 +19,7 @@ import (
 // frees the slot for a long-poll waiting on the other within a second; a
 // silent worker's slot comes back within dead-after + 2 ticks.
 func TestFlowAcrossReplicas(t *testing.T) {
-	for _, backend := range []struct {
-		name  string
-		store func(t *testing.T) string
-	}{
-		{"postgres", postgresStore},
-		{"redis", redisStore},
-	} {
-		t.Run(backend.name, func(t *testing.T) {
-			t.Parallel()
-			testFlowReplicas(t, backend.store(t))
-		})
-	}
+	eachSharedStore(t, testFlowReplicas)
 }
 
 func testFlowReplicas(t *testing.T, storeURL string) {
