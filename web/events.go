@@ -68,8 +68,9 @@ func (d *dash) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // snapshot reads the aggregates the poller compares: queue counts and
-// paused flags, the rescue total, each worker's liveness and jobs held, and
-// each node's liveness.
+// paused flags, the rescue total, each worker's liveness and jobs held,
+// each node's liveness, and each schedule's version (every write, pause,
+// resume and fire bumps it).
 func (d *dash) snapshot(ctx context.Context) (snapshot, error) {
 	now := d.now()
 	queues, err := d.store.QueueList(ctx, &store.QueueListParams{Now: now})
@@ -85,6 +86,10 @@ func (d *dash) snapshot(ctx context.Context) (snapshot, error) {
 		return nil, err
 	}
 	nodes, err := d.store.NodeList(ctx, &store.NodeListParams{})
+	if err != nil {
+		return nil, err
+	}
+	schedules, err := d.store.ScheduleList(ctx, &store.ScheduleListParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +112,10 @@ func (d *dash) snapshot(ctx context.Context) (snapshot, error) {
 	for _, n := range nodes {
 		ns = append(ns, n.ID, strconv.FormatBool(slices.Contains(live, n.ID)))
 	}
+	var ss []string
+	for _, s := range schedules {
+		ss = append(ss, s.Name, strconv.FormatInt(s.Version, 10))
+	}
 	return snapshot{topicJobs: fingerprint(jobs), topicNodes: fingerprint(ns), topicQueues: fingerprint(qs),
-		topicWorkers: fingerprint(ws)}, nil
+		topicSchedules: fingerprint(ss), topicWorkers: fingerprint(ws)}, nil
 }

@@ -118,6 +118,18 @@ func TestEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.await(t, "a change of nodes as one stops", func(l string) bool { return l == "data: nodes" })
+	// A schedule written, then paused, as another replica would: the
+	// schedules pages follow.
+	spec := store.ScheduleSpec{Name: "nightly", Cron: "0 3 * * *", Job: store.ScheduleJob{Kind: "k"}}
+	spec.Normalize()
+	if _, err := st.ScheduleUpsert(t.Context(), &store.ScheduleUpsertParams{Spec: spec, Source: store.SourceAPI, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	a.await(t, "a change of schedules as one is written", func(l string) bool { return l == "data: schedules" })
+	if _, err := st.ScheduleSetPaused(t.Context(), &store.ScheduleSetPausedParams{Name: "nightly", Paused: true, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	a.await(t, "a change of schedules as one is paused", func(l string) bool { return l == "data: schedules" })
 
 	close(shutdown)
 	for _, s := range []*stream{a, b} {

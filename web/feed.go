@@ -16,6 +16,9 @@ const (
 	topicQueues  = "queues"  // the set of queues, or one paused or resumed
 	topicWorkers = "workers" // the set of workers, a liveness, or jobs held
 	topicNodes   = "nodes"   // the set of server nodes, a liveness, or the rescue total
+	// topicSchedules: a schedule written, paused, resumed, fired or deleted,
+	// through any replica.
+	topicSchedules = "schedules"
 )
 
 // snapshot is the state the poller compares tick to tick: one fingerprint
@@ -157,7 +160,7 @@ func (f *feed) broadcast(topics []string) {
 // diff lists the topics whose fingerprint differs, sorted.
 func diff(a, b snapshot) []string {
 	var out []string
-	for _, t := range []string{topicJobs, topicNodes, topicQueues, topicWorkers} {
+	for _, t := range []string{topicJobs, topicNodes, topicQueues, topicSchedules, topicWorkers} {
 		if a[t] != b[t] {
 			out = append(out, t)
 		}

@@ -28,7 +28,7 @@ type page struct {
 type panel struct {
 	id string
 	// topics are the change notifications it follows, space-separated:
-	// jobs, workers, queues (see feed).
+	// jobs, workers, queues, nodes, schedules (see feed).
 	topics string
 	build  func(rq *request) (templ.Component, error)
 }

@@ -34,10 +34,10 @@ func (d *dash) pages() []page {
 			{"dead", "jobs", d.deadPanel},
 		}},
 		{path: "/schedules", title: "Schedules", nav: "schedules", panels: []panel{
-			{"schedules", "jobs", d.schedulesPanel},
+			{"schedules", "jobs schedules", d.schedulesPanel},
 		}},
 		{path: "/schedules/{name}", title: "Schedule", nav: "schedules", panels: []panel{
-			{"schedule", "jobs", d.schedulePanel},
+			{"schedule", "jobs schedules", d.schedulePanel},
 		}},
 		{path: "/jobs", title: "Jobs", nav: "jobs", head: d.jobsHead, panels: []panel{
 			{"jobs", "jobs", d.jobsPanel},
