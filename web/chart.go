@@ -60,3 +60,41 @@ func niceCeil(n int64) int64 {
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// chartBar is one stacked bar: its hover title and its segments, bottom up.
+type chartBar struct {
+	Title string
+	Segs  []chartSeg
+}
+
+type chartSeg struct {
+	Class      string
+	X, Y, W, H string
+}
+
+// barPart is one class's count in a stacked bar.
+type barPart struct {
+	class string
+	n     int64
+}
+
+// stackedBar draws bar i of n-wide slots on axis a: its non-zero parts
+// stacked from the bottom (each at least a hairline tall), or, when all are
+// zero, an empty full-height target so the slot still has a hover title.
+func stackedBar(a axis, i int, slot float64, title string, parts ...barPart) chartBar {
+	left, width := f1(float64(i)*slot+slot*0.1), f1(slot*0.8)
+	bar := chartBar{Title: title}
+	y := plotH
+	for _, p := range parts {
+		if p.n == 0 {
+			continue
+		}
+		h := max(a.h(p.n), 0.8)
+		y -= h
+		bar.Segs = append(bar.Segs, chartSeg{Class: "bar-" + p.class, X: left, Y: f1(y), W: width, H: f1(h)})
+	}
+	if len(bar.Segs) == 0 {
+		bar.Segs = []chartSeg{{Class: "bar-none", X: left, Y: "0", W: width, H: f1(plotH)}}
+	}
+	return bar
+}

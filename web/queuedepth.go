@@ -50,19 +50,29 @@ func rangeOf(rq *request) (depthRange, error) {
 	return depthRange{}, &badInput{msg: fmt.Sprintf("range %q must be 1h, 24h or 7d", key)}
 }
 
-func (d *dash) queueDepthPanel(rq *request) (templ.Component, error) {
+// queueHistory is what a queue page's history panel reads: the range the
+// request asks for, the queue, and the end of the range's last bar (the
+// bar holding now).
+func (d *dash) queueHistory(rq *request) (depthRange, *store.Queue, time.Time, error) {
 	r, err := rangeOf(rq)
 	if err != nil {
-		return nil, err
+		return depthRange{}, nil, time.Time{}, err
 	}
 	q, err := d.queueOf(rq)
 	if err != nil {
-		return nil, err
+		return depthRange{}, nil, time.Time{}, err
 	}
 	if d.ins == nil {
-		return nil, errNoInsights
+		return depthRange{}, nil, time.Time{}, errNoInsights
 	}
-	end := rq.now.UTC().Truncate(r.step).Add(r.step) // the bar holding now is the last
+	return r, q, rq.now.UTC().Truncate(r.step).Add(r.step), nil
+}
+
+func (d *dash) queueDepthPanel(rq *request) (templ.Component, error) {
+	r, q, end, err := d.queueHistory(rq)
+	if err != nil {
+		return nil, err
+	}
 	samples, err := d.ins.QueueDepthList(rq.ctx, &store.QueueDepthListParams{Queue: q.Name, Since: end.Add(-r.span), Until: end,
 		Step: r.step})
 	if err != nil {
@@ -97,31 +107,14 @@ func layoutDepth(samples []store.QueueDepth, r depthRange, end time.Time) depthP
 	m.Axis = newAxis(peak)
 	slot := plotW / float64(n)
 	for i, s := range peakOf {
-		left, width := f1(float64(i)*slot+slot*0.1), f1(slot*0.8)
 		at := start.Add(time.Duration(i) * r.step)
 		if s == nil {
-			m.Bars = append(m.Bars, chartBar{Title: at.Format(r.stampFmt) + " UTC: no sample",
-				Segs: []chartSeg{{Class: "bar-none", X: left, Y: "0", W: width, H: f1(plotH)}}})
+			m.Bars = append(m.Bars, stackedBar(m.Axis, i, slot, at.Format(r.stampFmt)+" UTC: no sample"))
 			continue
 		}
-		bar := chartBar{Title: at.Format(r.stampFmt) + " UTC: " + number(s.Available) + " available, " +
-			number(s.Scheduled) + " scheduled"}
-		y := plotH
-		for _, seg := range []struct {
-			class string
-			n     int64
-		}{{"available", s.Available}, {"scheduled", s.Scheduled}} {
-			if seg.n == 0 {
-				continue
-			}
-			h := max(m.Axis.h(seg.n), 0.8)
-			y -= h
-			bar.Segs = append(bar.Segs, chartSeg{Class: "bar-" + seg.class, X: left, Y: f1(y), W: width, H: f1(h)})
-		}
-		if len(bar.Segs) == 0 {
-			bar.Segs = []chartSeg{{Class: "bar-none", X: left, Y: "0", W: width, H: f1(plotH)}}
-		}
-		m.Bars = append(m.Bars, bar)
+		title := at.Format(r.stampFmt) + " UTC: " + number(s.Available) + " available, " + number(s.Scheduled) + " scheduled"
+		m.Bars = append(m.Bars, stackedBar(m.Axis, i, slot, title,
+			barPart{"available", s.Available}, barPart{"scheduled", s.Scheduled}))
 	}
 	return m
 }

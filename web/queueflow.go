@@ -35,18 +35,10 @@ type kindRow struct {
 }
 
 func (d *dash) queueFlowPanel(rq *request) (templ.Component, error) {
-	r, err := rangeOf(rq)
+	r, q, end, err := d.queueHistory(rq)
 	if err != nil {
 		return nil, err
 	}
-	q, err := d.queueOf(rq)
-	if err != nil {
-		return nil, err
-	}
-	if d.ins == nil {
-		return nil, errNoInsights
-	}
-	end := rq.now.UTC().Truncate(r.step).Add(r.step)
 	mins, err := d.ins.QueueMinuteList(rq.ctx, &store.QueueMinuteListParams{Queue: q.Name, Since: end.Add(-r.span), Until: end,
 		Step: r.step})
 	if err != nil {
@@ -95,25 +87,9 @@ func layoutFlow(mins []store.KindMinute, r depthRange, end time.Time) flowPanel 
 	m.Axis = newAxis(peak)
 	slot := plotW / float64(n)
 	for i := range n {
-		left, width := f1(float64(i)*slot+slot*0.1), f1(slot*0.8)
-		bar := chartBar{Title: start.Add(time.Duration(i)*r.step).Format(r.stampFmt) + " UTC: " + number(succ[i]) +
-			" succeeded, " + number(dead[i]) + " dead"}
-		y := plotH
-		for _, s := range []struct {
-			class string
-			n     int64
-		}{{"succeeded", succ[i]}, {"failed", dead[i]}} {
-			if s.n == 0 {
-				continue
-			}
-			h := max(m.Axis.h(s.n), 0.8)
-			y -= h
-			bar.Segs = append(bar.Segs, chartSeg{Class: "bar-" + s.class, X: left, Y: f1(y), W: width, H: f1(h)})
-		}
-		if len(bar.Segs) == 0 {
-			bar.Segs = []chartSeg{{Class: "bar-none", X: left, Y: "0", W: width, H: f1(plotH)}}
-		}
-		m.Bars = append(m.Bars, bar)
+		title := start.Add(time.Duration(i)*r.step).Format(r.stampFmt) + " UTC: " + number(succ[i]) +
+			" succeeded, " + number(dead[i]) + " dead"
+		m.Bars = append(m.Bars, stackedBar(m.Axis, i, slot, title, barPart{"succeeded", succ[i]}, barPart{"failed", dead[i]}))
 	}
 	for _, name := range slices.Sorted(maps.Keys(kinds)) {
 		k := kinds[name]

@@ -24,16 +24,6 @@ type throughputPanel struct {
 }
 
 // chartBar is one minute: its stacked segments and its hover text.
-type chartBar struct {
-	Title string
-	Segs  []chartSeg
-}
-
-type chartSeg struct {
-	Class      string
-	X, Y, W, H string
-}
-
 func (d *dash) throughputPanel(rq *request) (templ.Component, error) {
 	if d.ins == nil {
 		return nil, errNoInsights
@@ -60,26 +50,10 @@ func layoutChart(mins []store.ThroughputMinute) throughputPanel {
 	m.Axis = newAxis(peak)
 	slot := plotW / float64(max(len(mins), 1))
 	for i, x := range mins {
-		bar := chartBar{Title: x.Minute.Format("15:04") + " UTC: " + number(x.Succeeded) + " succeeded, " +
-			number(x.Failed) + " failed, " + number(x.Rescued) + " rescued"}
-		left, width := f1(float64(i)*slot+slot*0.1), f1(slot*0.8)
-		y := plotH
-		for _, s := range []struct {
-			class string
-			n     int64
-		}{{"succeeded", x.Succeeded}, {"failed", x.Failed}, {"rescued", x.Rescued}} {
-			if s.n == 0 {
-				continue
-			}
-			h := max(m.Axis.h(s.n), 0.8)
-			y -= h
-			bar.Segs = append(bar.Segs, chartSeg{Class: "bar-" + s.class, X: left, Y: f1(y), W: width, H: f1(h)})
-		}
-		// An empty minute still gets a hover target.
-		if len(bar.Segs) == 0 {
-			bar.Segs = []chartSeg{{Class: "bar-none", X: left, Y: "0", W: width, H: f1(plotH)}}
-		}
-		m.Bars = append(m.Bars, bar)
+		title := x.Minute.Format("15:04") + " UTC: " + number(x.Succeeded) + " succeeded, " +
+			number(x.Failed) + " failed, " + number(x.Rescued) + " rescued"
+		m.Bars = append(m.Bars, stackedBar(m.Axis, i, slot, title,
+			barPart{"succeeded", x.Succeeded}, barPart{"failed", x.Failed}, barPart{"rescued", x.Rescued}))
 	}
 	return m
 }
