@@ -17,6 +17,20 @@ const (
 	EndRelease                     // the worker gave the job back
 )
 
+// EndedBy is what ended a delivery (besides an ack), kept on the job
+// (ended_by) with the delivery's token, so that a fail or release repeated
+// under that token is told from a stale one. The Redis scripts write the
+// same strings.
+type EndedBy string
+
+const (
+	EndedByFail       EndedBy = "fail"
+	EndedByRelease    EndedBy = "release"
+	EndedByRescue     EndedBy = "rescue"
+	EndedByReap       EndedBy = "reap"
+	EndedByDeregister EndedBy = "deregister"
+)
+
 // Decision is the next state of a job whose delivery ended without an ack.
 type Decision struct {
 	State      State

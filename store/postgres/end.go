@@ -12,20 +12,8 @@ import (
 
 // ending is one delivery to close: the running row as read (and locked),
 // the decision for it, and how its attempt entry reads.
-// endKind is what ended a delivery, kept on the job (ended_by) with the
-// delivery's token.
-type endKind string
-
-const (
-	endByFail       endKind = "fail"
-	endByRelease    endKind = "release"
-	endByRescue     endKind = "rescue"
-	endByReap       endKind = "reap"
-	endByDeregister endKind = "deregister"
-)
-
 type ending struct {
-	by          endKind
+	by          store.EndedBy
 	row         *jobRow
 	d           store.Decision
 	outcome     store.Outcome

@@ -27,7 +27,7 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 		for i, row := range rows {
 			d := decide(row, store.EndTimedOut, nil, 0, now)
 			msg := store.ReapMessage
-			ends[i] = ending{by: endByReap, row: row, d: d, outcome: d.Outcome, err: &msg, lost: true}
+			ends[i] = ending{by: store.EndedByReap, row: row, d: d, outcome: d.Outcome, err: &msg, lost: true}
 		}
 		reaped, err = endDeliveries(ctx, tx, ends, now)
 		return err

@@ -102,7 +102,7 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 				t := store.Trunc(o.LastHeartbeatAt)
 				lastHB = &t
 			}
-			ends[i] = ending{by: endByRescue, row: row, d: d, outcome: d.Outcome, err: &msg, recoveredBy: &node, lastHB: lastHB, lost: true}
+			ends[i] = ending{by: store.EndedByRescue, row: row, d: d, outcome: d.Outcome, err: &msg, recoveredBy: &node, lastHB: lastHB, lost: true}
 		}
 		won, err = endDeliveries(ctx, tx, ends, now)
 		if err != nil || len(won) == 0 {

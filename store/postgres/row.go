@@ -47,7 +47,7 @@ type jobRow struct {
 	AttemptID       *string
 	TraceParent     *string
 	TraceState      *string
-	// EndedBy is how the delivery of Token ended (endKind), kept with it
+	// EndedBy is how the delivery of Token ended (store.EndedBy), kept with it
 	// so that a repeated fail or release can be told from a stale one.
 	EndedBy        *string
 	ConcurrencyKey *string
@@ -129,7 +129,7 @@ func (r *jobRow) job() *store.Job {
 
 // endedBy reports whether the delivery of token ended by kind: a fail or a
 // release repeated under it then answers with the job as it is.
-func (r *jobRow) endedBy(token string, kind endKind) bool {
+func (r *jobRow) endedBy(token string, kind store.EndedBy) bool {
 	return r.State != string(store.StateRunning) && deref(r.Token) == token && deref(r.EndedBy) == string(kind)
 }
 

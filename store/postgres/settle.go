@@ -203,7 +203,7 @@ func failMany(ctx context.Context, tx pgx.Tx, fails []store.JobFailParams, now t
 		switch {
 		case !ok:
 			errs[i] = store.ErrNotFound
-		case !seen[f.ID] && row.endedBy(f.Token, endByFail):
+		case !seen[f.ID] && row.endedBy(f.Token, store.EndedByFail):
 			jobs[i] = row.job()
 		case seen[f.ID] || row.State != string(store.StateRunning) || deref(row.Token) != f.Token:
 			errs[i] = store.ErrLeaseLost
@@ -215,7 +215,7 @@ func failMany(ctx context.Context, tx pgx.Tx, fails []store.JobFailParams, now t
 			}
 			d := decide(row, kind, f.RetryIn, 0, now)
 			msg := f.Error
-			ends = append(ends, ending{by: endByFail, row: row, d: d, outcome: d.Outcome, err: &msg})
+			ends = append(ends, ending{by: store.EndedByFail, row: row, d: d, outcome: d.Outcome, err: &msg})
 			ended = append(ended, i)
 		}
 	}
@@ -274,7 +274,7 @@ func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*sto
 		if !ok {
 			return store.ErrNotFound
 		}
-		if row.endedBy(p.Token, endByRelease) {
+		if row.endedBy(p.Token, store.EndedByRelease) {
 			j = row.job() // a repeat of the release that ended this delivery
 			return nil
 		}
@@ -282,7 +282,7 @@ func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*sto
 			return store.ErrLeaseLost
 		}
 		d := decide(row, store.EndRelease, &p.Delay, 0, now)
-		done, err := endDeliveries(ctx, tx, []ending{{by: endByRelease, row: row, d: d, outcome: d.Outcome}}, now)
+		done, err := endDeliveries(ctx, tx, []ending{{by: store.EndedByRelease, row: row, d: d, outcome: d.Outcome}}, now)
 		if err != nil {
 			return err
 		}

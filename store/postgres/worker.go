@@ -100,7 +100,7 @@ func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterP
 		ends := make([]ending, len(rows))
 		for i, row := range rows {
 			d := decide(row, store.EndRelease, nil, 0, now)
-			ends[i] = ending{by: endByDeregister, row: row, d: d, outcome: d.Outcome}
+			ends[i] = ending{by: store.EndedByDeregister, row: row, d: d, outcome: d.Outcome}
 		}
 		_, err = endDeliveries(ctx, tx, ends, now)
 		return err

@@ -9,21 +9,9 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// endKind is what ended a delivery, kept on the job (ended_by) with the
-// delivery's token.
-type endKind string
-
-const (
-	endByFail       endKind = "fail"
-	endByRelease    endKind = "release"
-	endByRescue     endKind = "rescue"
-	endByReap       endKind = "reap"
-	endByDeregister endKind = "deregister"
-)
-
 // attemptEnd is how a delivery closes, as its history entry records it.
 type attemptEnd struct {
-	by              endKind
+	by              store.EndedBy
 	outcome         store.Outcome
 	at              int64
 	err             *string

@@ -26,7 +26,7 @@ func (s *Store) JobReap(ctx context.Context, p *store.JobReapParams) ([]*store.J
 		for i := range rows {
 			d := decide(&rows[i], store.EndTimedOut, nil, 0, now)
 			msg := store.ReapMessage
-			es[i] = ending{&rows[i], d, attemptEnd{by: endByReap, outcome: d.Outcome, at: toMS(now), err: &msg, lost: true}}
+			es[i] = ending{&rows[i], d, attemptEnd{by: store.EndedByReap, outcome: d.Outcome, at: toMS(now), err: &msg, lost: true}}
 		}
 		reaped, err := endDeliveries(ctx, tx, es)
 		if err != nil {

@@ -143,7 +143,7 @@ func recoverChunk(ctx context.Context, tx *txn, orphans []store.Orphan, p *store
 		d := decide(row, store.EndOrphaned, nil, p.MaxRescues, now)
 		node, lastHB := p.NodeID, toMS(o.LastHeartbeatAt)
 		msg := store.RescueMessage(o.WorkerID, p.NodeID)
-		es = append(es, ending{row, d, attemptEnd{by: endByRescue, outcome: d.Outcome, at: toMS(now), err: &msg,
+		es = append(es, ending{row, d, attemptEnd{by: store.EndedByRescue, outcome: d.Outcome, at: toMS(now), err: &msg,
 			recoveredBy: &node, lastHeartbeatAt: &lastHB, lost: true}})
 	}
 	won, err := endDeliveries(ctx, tx, es)

@@ -45,7 +45,7 @@ type jobRow struct {
 	AttemptID       sql.NullString `db:"attempt_id"`
 	TraceParent     sql.NullString `db:"traceparent"`
 	TraceState      sql.NullString `db:"tracestate"`
-	// EndedBy is how the delivery of Token ended (endKind), kept with it
+	// EndedBy is how the delivery of Token ended (store.EndedBy), kept with it
 	// so that a repeated fail or release can be told from a stale one.
 	EndedBy        sql.NullString `db:"ended_by"`
 	ConcurrencyKey sql.NullString `db:"concurrency_key"`
@@ -101,7 +101,7 @@ func (r *jobRow) job() *store.Job {
 
 // endedBy reports whether the delivery of token ended by kind: a fail or a
 // release repeated under it then answers with the job as it is.
-func (r *jobRow) endedBy(token string, kind endKind) bool {
+func (r *jobRow) endedBy(token string, kind store.EndedBy) bool {
 	return r.State != string(store.StateRunning) && r.Token.Valid && r.Token.String == token &&
 		r.EndedBy.String == string(kind)
 }

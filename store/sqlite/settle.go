@@ -67,7 +67,7 @@ func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (*store.Job
 
 func fail(ctx context.Context, tx *txn, p *store.JobFailParams, now time.Time) (*store.Job, error) {
 	row, err := heldRow(ctx, tx, p.ID, p.Token)
-	if errors.Is(err, store.ErrLeaseLost) && row.endedBy(p.Token, endByFail) {
+	if errors.Is(err, store.ErrLeaseLost) && row.endedBy(p.Token, store.EndedByFail) {
 		return row.job(), nil // a repeat of the fail that ended this delivery
 	}
 	if err != nil {
@@ -79,7 +79,7 @@ func fail(ctx context.Context, tx *txn, p *store.JobFailParams, now time.Time) (
 	}
 	d := decide(row, ending, p.RetryIn, 0, now)
 	msg := p.Error
-	return endDelivery(ctx, tx, row, d, attemptEnd{by: endByFail, outcome: d.Outcome, at: toMS(now), err: &msg})
+	return endDelivery(ctx, tx, row, d, attemptEnd{by: store.EndedByFail, outcome: d.Outcome, at: toMS(now), err: &msg})
 }
 
 // JobExtend pushes a running job's expiry and records progress.
@@ -116,7 +116,7 @@ func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*sto
 	var j *store.Job
 	err := s.tx(ctx, func(tx *txn) (bool, error) {
 		row, err := heldRow(ctx, tx, p.ID, p.Token)
-		if errors.Is(err, store.ErrLeaseLost) && row.endedBy(p.Token, endByRelease) {
+		if errors.Is(err, store.ErrLeaseLost) && row.endedBy(p.Token, store.EndedByRelease) {
 			j = row.job() // a repeat of the release that ended this delivery
 			return false, nil
 		}
@@ -124,7 +124,7 @@ func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (*sto
 			return false, err
 		}
 		d := decide(row, store.EndRelease, &p.Delay, 0, now)
-		j, err = endDelivery(ctx, tx, row, d, attemptEnd{by: endByRelease, outcome: d.Outcome, at: toMS(now)})
+		j, err = endDelivery(ctx, tx, row, d, attemptEnd{by: store.EndedByRelease, outcome: d.Outcome, at: toMS(now)})
 		return err == nil && j.State == store.StateAvailable, err
 	})
 	return j, err

@@ -93,7 +93,7 @@ func (s *Store) WorkerDeregister(ctx context.Context, p *store.WorkerDeregisterP
 		es := make([]ending, len(rows))
 		for i := range rows {
 			d := decide(&rows[i], store.EndRelease, nil, 0, now)
-			es[i] = ending{&rows[i], d, attemptEnd{by: endByDeregister, outcome: d.Outcome, at: toMS(now)}}
+			es[i] = ending{&rows[i], d, attemptEnd{by: store.EndedByDeregister, outcome: d.Outcome, at: toMS(now)}}
 		}
 		if _, err := endDeliveries(ctx, tx, es); err != nil {
 			return false, err
