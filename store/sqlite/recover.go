@@ -57,7 +57,6 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 		asked := time.Now()
 		var jobs []*store.Job
 		err := s.tx(ctx, func(tx *txn) (bool, error) {
-			jobs = jobs[:0]
 			budget, began := s.rescueHold(time.Since(asked)), time.Now()
 			left, wake := rest, false
 			for len(left) > 0 {
@@ -84,7 +83,8 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 }
 
 // rescueStep is how many orphans one step of a rescue transaction reads
-// and ends, three statements each; a transaction takes at least one step.
+// (one statement) and ends (endDeliveries); a transaction takes at least
+// one step.
 const rescueStep = 100
 
 // rescueShare is how long a rescue transaction may hold the writer, given
