@@ -96,8 +96,10 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) {
 
 // deregisterWorker handles DELETE /v1/workers/{id}: 204 after its running
 // jobs are released (or cancelled, when cancellation was requested), 404
-// for an unknown worker. Its long-polls waiting on this node answer
-// {"jobs": []} at once.
+// for an unknown worker. Its long-polls answer {"jobs": []} at once: on
+// every replica through the store's wake-ups (store.WorkerEnded), and on
+// this one also directly (polls.end), which holds while a shared store's
+// wake-up channel is down.
 func (a *API) deregisterWorker(w http.ResponseWriter, r *http.Request) {
 	id := pathParam(r, "id")
 	a.polls.end(id)
