@@ -10,6 +10,11 @@
 #	scripts/bench-peer.sh postgres   # vs River on Postgres, 50,000 jobs (scripts/postgres.sh)
 #	scripts/bench-peer.sh redis      # vs Asynq on Redis, 50,000 jobs (scripts/redis.sh)
 #	JOBS=100000 scripts/bench-peer.sh postgres
+#	SERIAL=1 scripts/bench-peer.sh postgres   # workers settle, then lease (tether bench --serial)
+#
+# On Postgres and Redis, Tether's line also gives the database server's
+# CPU per job over the work phase (tether bench --proc-cpu), read from
+# /proc for the server processes on this machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -71,7 +76,13 @@ if [ -z "$url" ]; then
 	exit 1
 fi
 
-tether=$("$tmp/tether" bench --url "$url" --jobs "$jobs" --workers 4 --batch 100)
+flags=()
+[ -n "${SERIAL:-}" ] && flags+=(--serial)
+case "$backend" in
+postgres) flags+=(--proc-cpu postgres) ;;
+redis) flags+=(--proc-cpu redis-server) ;;
+esac
+tether=$("$tmp/tether" bench --url "$url" --jobs "$jobs" --workers 4 --batch 100 "${flags[@]}")
 kill -TERM "$pid"
 wait "$pid" || true
 pid=

@@ -34,6 +34,7 @@ type benchConfig struct {
 	timeout      time.Duration
 	token        string
 	serial       bool     // settle each batch before leasing the next
+	procCPU      string   // report the CPU per job of local processes of this name
 	cpuProfile   *os.File // the work phase's CPU profile, when asked for
 	queues       int      // queues the jobs are spread over, every lease naming all
 	otherQueues  int      // more queues, a job each, never leased from
@@ -57,6 +58,7 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.StringVar(&c.token, "token", os.Getenv("TETHER_TOKEN"), "bearer token when the server has tokens (admin, or worker with --keep); default $TETHER_TOKEN")
 	fs.BoolVar(&c.serial, "serial", false, "settle each batch before leasing the next (default: one settle in flight while the next lease runs)")
+	fs.StringVar(&c.procCPU, "proc-cpu", "", "also report the CPU per job of this machine's processes with this command name (postgres, redis-server), read from /proc (Linux)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the work phase to this file")
 	fs.IntVar(&c.queues, "queues", 1, "spread the jobs over this many queues (QUEUE-0 … QUEUE-N-1 when more than 1), every lease naming all of them (1..100)")
 	fs.IntVar(&c.otherQueues, "other-queues", 0, "this many more queues, QUEUE-other-I, hold a job each and are never leased from: the store holds queues + other-queues queues")
@@ -131,7 +133,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// CPU per job of the measured phase: the enqueue with --enqueue-only,
 	// else the work.
-	cpu := &cpuMeter{ctx: ctx, hc: c.HTTP, url: cfg.url, token: cfg.token, jobs: cfg.jobs}
+	cpu := &cpuMeter{ctx: ctx, hc: c.HTTP, url: cfg.url, token: cfg.token, jobs: cfg.jobs, proc: cfg.procCPU}
 	cpu.start()
 	start := time.Now()
 	ids, calls, err := produce(ctx, c, queues, cfg)

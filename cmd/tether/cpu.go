@@ -53,9 +53,10 @@ type cpuMeter struct {
 	hc         *http.Client
 	url, token string
 	jobs       int
+	proc       string // also measure this machine's processes of this name ("" for none)
 
-	server, client     float64 // seconds at start
-	serverOK, clientOK bool
+	server, client, procs      float64 // seconds at start
+	serverOK, clientOK, procOK bool
 }
 
 // start begins a phase.
@@ -64,10 +65,14 @@ func (m *cpuMeter) start() {
 	var d time.Duration
 	d, m.clientOK = ownCPU()
 	m.client = d.Seconds()
+	if m.proc != "" {
+		d, m.procOK = procCPU(m.proc)
+		m.procs = d.Seconds()
+	}
 }
 
-// String ends the phase: "cpu/job client=12us server=20us", n/a for a
-// figure not known.
+// String ends the phase: "cpu/job client=12us server=20us" (and
+// "postgres=40us" when proc is "postgres"), n/a for a figure not known.
 func (m *cpuMeter) String() string {
 	clientAfter, _ := ownCPU()
 	serverAfter, serverAfterOK := serverCPU(m.ctx, m.hc, m.url, m.token)
@@ -77,6 +82,11 @@ func (m *cpuMeter) String() string {
 		}
 		return fmt.Sprintf("%.0fus", seconds*1e6/float64(m.jobs))
 	}
-	return fmt.Sprintf("cpu/job client=%s server=%s", perJob(m.clientOK, clientAfter.Seconds()-m.client),
+	line := fmt.Sprintf("cpu/job client=%s server=%s", perJob(m.clientOK, clientAfter.Seconds()-m.client),
 		perJob(m.serverOK && serverAfterOK, serverAfter-m.server))
+	if m.proc != "" {
+		procsAfter, ok := procCPU(m.proc)
+		line += fmt.Sprintf(" %s=%s", m.proc, perJob(m.procOK && ok, procsAfter.Seconds()-m.procs))
+	}
+	return line
 }
