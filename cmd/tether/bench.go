@@ -58,7 +58,7 @@ func parseBench(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.StringVar(&c.token, "token", os.Getenv("TETHER_TOKEN"), "bearer token when the server has tokens (admin, or worker with --keep); default $TETHER_TOKEN")
 	fs.BoolVar(&c.serial, "serial", false, "settle each batch before leasing the next (default: one settle in flight while the next lease runs)")
-	fs.StringVar(&c.procCPU, "proc-cpu", "", "also report the CPU per job of this machine's processes with this command name (postgres, redis-server), read from /proc (Linux)")
+	fs.StringVar(&c.procCPU, "proc-cpu", "", "also report the CPU per job of this machine's processes with this command name (postgres, redis-server), or of the process with this id and its children (a postmaster and its backends), read from /proc (Linux)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the work phase to this file")
 	fs.IntVar(&c.queues, "queues", 1, "spread the jobs over this many queues (QUEUE-0 … QUEUE-N-1 when more than 1), every lease naming all of them (1..100)")
 	fs.IntVar(&c.otherQueues, "other-queues", 0, "this many more queues, QUEUE-other-I, hold a job each and are never leased from: the store holds queues + other-queues queues")

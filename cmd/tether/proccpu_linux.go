@@ -11,9 +11,15 @@ import (
 // procCPU is the CPU time (user and system) used so far by the processes
 // on this machine whose command name is name, read from /proc: the
 // database server's processes, say, which a bench client beside it wants
-// a per-job figure of. Processes that ended between two readings take
+// a per-job figure of. A name of digits is a process id instead: that
+// process and its children (a Postgres postmaster and its backends, when
+// several clusters run). Processes that ended between two readings take
 // their time with them, so the figure is for long-lived servers.
 func procCPU(name string) (time.Duration, bool) {
+	parent := ""
+	if _, err := strconv.Atoi(name); err == nil {
+		parent = name
+	}
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil {
 		return 0, false
@@ -29,11 +35,15 @@ func procCPU(name string) (time.Duration, bool) {
 		// pid (comm) state ppid ... utime stime: comm may hold spaces and
 		// parentheses, so the fields are counted after its last ')'.
 		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-		if open < 0 || end < open || string(b[open+1:end]) != name {
+		if open < 0 || end < open {
 			continue
 		}
 		fields := bytes.Fields(b[end+1:])
 		if len(fields) < 13 {
+			continue
+		}
+		if parent == "" && string(b[open+1:end]) != name ||
+			parent != "" && string(bytes.TrimSpace(b[:open])) != parent && string(fields[1]) != parent {
 			continue
 		}
 		utime, err1 := strconv.ParseInt(string(fields[11]), 10, 64)

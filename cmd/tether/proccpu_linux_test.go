@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,11 @@ func TestProcCPUCountsProcessesByName(t *testing.T) {
 	after, _ := procCPU(name)
 	if d := after - before; d < 180*time.Millisecond {
 		t.Errorf("procCPU grew %v over 200ms of this process's CPU", d)
+	}
+	own, _ := ownCPU()
+	self, ok := procCPU(strconv.Itoa(os.Getpid()))
+	if !ok || self < own-20*time.Millisecond {
+		t.Errorf("procCPU by this process's id: %v, %v; its own count %v", self, ok, own)
 	}
 	if _, ok := procCPU("no-such-process-name"); ok {
 		t.Error("procCPU found a process named no-such-process-name")

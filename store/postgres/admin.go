@@ -45,8 +45,11 @@ func (s *Store) getJob(ctx context.Context, id string) (*store.Job, error) {
 	}
 	j := row.job()
 	j.Attempts = append(make([]store.Attempt, 0, len(hist)+1), hist...)
-	if j.State == store.StateRunning {
+	switch j.State {
+	case store.StateRunning:
 		j.Attempts = append(j.Attempts, row.openAttempt())
+	case store.StateSucceeded:
+		j.Attempts = append(j.Attempts, row.closedAttempt())
 	}
 	j.Attempts = store.NewestAttempts(j.Attempts)
 	return j, nil

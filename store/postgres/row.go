@@ -148,6 +148,15 @@ func (r *jobRow) openAttempt() store.Attempt {
 	return a
 }
 
+// closedAttempt is the attempt a succeeded row ended with, as history
+// shows it: a success writes no history row (ackSQL).
+func (r *jobRow) closedAttempt() store.Attempt {
+	a := r.openAttempt()
+	a.Outcome = store.OutcomeSucceeded
+	a.FinishedAt = utc(r.FinishedAt)
+	return a
+}
+
 func jobs(rows []*jobRow) []*store.Job {
 	out := make([]*store.Job, len(rows))
 	for i, r := range rows {

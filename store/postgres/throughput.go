@@ -12,7 +12,10 @@ import (
 )
 
 // The dashboard's throughput chart is counted from the closed attempts by
-// the minute they finished (the attempts_finished index, migration 00003).
+// the minute they finished: failures and rescues from the attempts table
+// (the attempts_finished index, migration 00003), successes from the
+// succeeded jobs, which hold their last attempt themselves (ackSQL; the
+// jobs_succeeded_finished index).
 // No counter is kept on the write path: a shared per-minute row would
 // serialise every ack on its lock. Counting a busy hour on every read would
 // cost O(attempts in the window), about a second for a store that closes a
@@ -52,6 +55,12 @@ const throughputSumBatch = 5
 // not summed yet read as zeros until the ticks reach them.
 const throughputReadBack = 2
 
+// newestClosedSQL is the instant the newest closed attempt finished, a
+// success's or another's, or NULL before any closed. Each max reads the
+// end of an index.
+const newestClosedSQL = `greatest((SELECT max(finished_at) FROM attempts),
+	(SELECT max(finished_at) FROM jobs WHERE state = 'succeeded'))`
+
 // sumThroughputSQL sums up to $4 settled minutes that throughput_minutes
 // does not hold, newest first, within the $3 minutes before the settled
 // edge, and drops summed minutes more than $5 ms before the edge. The edge
@@ -74,7 +83,7 @@ const sumThroughputSQL = `WITH lock AS (
 		SELECT pg_try_advisory_xact_lock('throughput_minutes'::regclass::oid::bigint) AS held
 	), edge AS (
 		SELECT date_bin('1 minute', least(newest, $1) - $2 * interval '1 millisecond', 'epoch') AS settled
-		FROM lock, (SELECT max(finished_at) AS newest FROM attempts) a
+		FROM lock, (SELECT ` + newestClosedSQL + ` AS newest) a
 		WHERE held AND newest IS NOT NULL
 	), missing AS (
 		SELECT m FROM edge, generate_series(settled - interval '1 minute', settled - $3 * interval '1 minute',
@@ -83,9 +92,11 @@ const sumThroughputSQL = `WITH lock AS (
 		ORDER BY m DESC LIMIT $4
 	), summed AS (
 		INSERT INTO throughput_minutes (minute, succeeded, failed, rescued)
-		SELECT m, c.* FROM missing CROSS JOIN LATERAL (
-			SELECT count(*) FILTER (WHERE outcome = 'succeeded'),
-				count(*) FILTER (WHERE outcome IN ('failed', 'timed_out')),
+		SELECT m, s.n, c.* FROM missing CROSS JOIN LATERAL (
+			SELECT count(*) AS n FROM jobs
+			WHERE state = 'succeeded' AND finished_at >= m AND finished_at < m + interval '1 minute') s
+		CROSS JOIN LATERAL (
+			SELECT count(*) FILTER (WHERE outcome IN ('failed', 'timed_out')),
 				count(*) FILTER (WHERE outcome = 'orphaned')
 			FROM attempts WHERE finished_at >= m AND finished_at < m + interval '1 minute') c
 		ON CONFLICT (minute) DO NOTHING
@@ -170,7 +181,7 @@ func (s *Store) ThroughputList(ctx context.Context, p *store.ThroughputListParam
 func (s *Store) settledBefore(ctx context.Context) (int64, error) {
 	var newest *time.Time
 	var now time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT max(finished_at), now() FROM attempts`).Scan(&newest, &now); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT `+newestClosedSQL+`, now()`).Scan(&newest, &now); err != nil {
 		return 0, err
 	}
 	if newest == nil {
@@ -207,7 +218,7 @@ func (s *Store) readSummed(ctx context.Context, out []store.ThroughputMinute, fr
 
 // countAttempts counts the attempts closed in the minutes [lo, hi), one
 // entry a minute from lo (Minute unset), reading the attempts_finished
-// index.
+// index and, for the successes, jobs_succeeded_finished.
 func (s *Store) countAttempts(ctx context.Context, lo, hi int64) ([]store.ThroughputMinute, error) {
 	if hi <= lo {
 		return nil, nil
@@ -215,9 +226,13 @@ func (s *Store) countAttempts(ctx context.Context, lo, hi int64) ([]store.Throug
 	out := make([]store.ThroughputMinute, hi-lo)
 	rows, err := s.pool.Query(ctx, `SELECT date_bin('1 minute', finished_at, 'epoch'), outcome, count(*)
 		FROM attempts
-		WHERE finished_at >= $1 AND finished_at < $2
-		AND outcome IN ('succeeded', 'failed', 'timed_out', 'orphaned')
-		GROUP BY 1, 2`, minuteTime(lo), minuteTime(hi))
+		WHERE finished_at >= $1 AND finished_at < $2 AND outcome IN ('failed', 'timed_out', 'orphaned')
+		GROUP BY 1, 2
+		UNION ALL
+		SELECT date_bin('1 minute', finished_at, 'epoch'), 'succeeded', count(*)
+		FROM jobs
+		WHERE state = 'succeeded' AND finished_at >= $1 AND finished_at < $2
+		GROUP BY 1`, minuteTime(lo), minuteTime(hi))
 	if err != nil {
 		return nil, err
 	}
