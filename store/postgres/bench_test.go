@@ -82,6 +82,7 @@ func BenchmarkLeaseSettle(b *testing.B) {
 			benchLimit(b, s, c.concurrency, now)
 			benchEnqueue(b, s, 100*1000, now)
 			jobs := 0
+			cpu := startPGMeter()
 			for b.Loop() {
 				n := leaseSettle(b, s, "w", batch, now)
 				if n == 0 {
@@ -90,6 +91,7 @@ func BenchmarkLeaseSettle(b *testing.B) {
 				jobs += n
 			}
 			b.ReportMetric(float64(jobs)/b.Elapsed().Seconds(), "jobs/s")
+			cpu.report(b, jobs)
 		})
 	}
 }
@@ -98,6 +100,11 @@ func BenchmarkLeaseSettle(b *testing.B) {
 // four workers, each leasing 100 and settling them, in parallel.
 func BenchmarkLeaseSettleWorkers(b *testing.B) {
 	s := open(b)
+	if x := os.Getenv("X_SQL"); x != "" {
+		if err := s.ExecForTest(context.Background(), x); err != nil {
+			b.Fatal(err)
+		}
+	}
 	now := time.Now()
 	benchEnqueue(b, s, 200*1000, now)
 	burnDown(b, s, 4, 100, now)
@@ -127,12 +134,14 @@ func burnDown(b *testing.B, s store.Store, workers, batch int, now time.Time) {
 			}
 		})
 	}
+	cpu := startPGMeter()
 	for b.Loop() {
 		work <- struct{}{}
 	}
 	close(work)
 	wg.Wait()
 	b.ReportMetric(float64(jobs)/b.Elapsed().Seconds(), "jobs/s")
+	cpu.report(b, jobs)
 }
 
 // BenchmarkLeaseSettleBigHistory measures the burn-down with 1,000,000

@@ -84,7 +84,12 @@ func HotPathsForTest(now time.Time) []HotPath {
 	for i := range ids {
 		ids[i], strs[i], times[i] = uuid.Must(uuid.NewV7()).String(), "x", now
 	}
+	listAll, listAllArgs := listQuery(&store.JobListParams{Queue: "default"}, ids[0], 100)
+	listDone, listDoneArgs := listQuery(&store.JobListParams{Queue: "default", State: store.StateSucceeded}, "", 100)
 	return []HotPath{
+		{"list a queue", listAll, listAllArgs, "jobs_queue_id"},
+		{"list a queue's succeeded jobs", listDone, listDoneArgs, "jobs_queue_id"},
+		{"newest closed attempt", `SELECT ` + newestClosedSQL, nil, "jobs_succeeded_finished"},
 		{"lease", leaseQuery(1, false), []any{"w", now, queues[:1], n}, ""},
 		{"lease by kind", leaseQuery(1, true), []any{"w", now, queues[:1], n, []string{"k"}}, ""},
 		{"lease from several queues", leaseQuery(2, false), []any{"w", now, queues, n}, ""},

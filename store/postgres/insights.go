@@ -35,6 +35,10 @@ type scan struct {
 	maxBytes int
 	// cursor writes the cursor that continues the list after r.
 	cursor func(r *jobRow) string
+	// byQueue is set when a queue drives the scan: jobs_queue_id leaves
+	// running jobs out (migration 00012), so the window is read in two
+	// parts (byQueueSQL).
+	byQueue bool
 }
 
 // arg adds a parameter and returns its placeholder.
@@ -65,8 +69,11 @@ func (s *Store) runScan(ctx context.Context, q *scan) (*store.JobPage, error) {
 		filterSQL = strings.Join(filter, " AND ")
 	}
 	args = append(args, q.limit)
-	query := `SELECT ` + jobColumns + ` FROM (SELECT * FROM jobs WHERE ` + where +
-		` ORDER BY ` + q.order + ` LIMIT ` + win + `) w WHERE ` + filterSQL +
+	window := `(SELECT * FROM jobs WHERE ` + where + ` ORDER BY ` + q.order + ` LIMIT ` + win + `)`
+	if q.byQueue {
+		window = byQueueSQL(where, q.order, win)
+	}
+	query := `SELECT ` + jobColumns + ` FROM ` + window + ` w WHERE ` + filterSQL +
 		` ORDER BY ` + q.order + ` LIMIT $` + strconv.Itoa(len(args))
 	budget := store.NewBudget(q.maxBytes)
 	rows, list, full, err := s.queryPage(ctx, &budget, query, args...)
@@ -80,9 +87,8 @@ func (s *Store) runScan(ctx context.Context, q *scan) (*store.JobPage, error) {
 	}
 	// A short page examined the whole window; if the window was full, the
 	// list goes on past its last entry.
-	last, err := scanJobs(s.pool.Query(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+where+
-		` ORDER BY `+q.order+` OFFSET $`+strconv.Itoa(q.nWhere+1)+` LIMIT 1`,
-		append(append([]any{}, whereArgs...), scanWindow-1)...))
+	last, err := scanJobs(s.pool.Query(ctx, `SELECT `+jobColumns+` FROM `+window+` w ORDER BY `+q.order+
+		` OFFSET `+win+` - 1 LIMIT 1`, append(append([]any{}, whereArgs...), scanWindow)...))
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +180,7 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 	q.drive("true")
 	if p.Queue != "" {
 		q.drive("queue = " + q.arg(p.Queue))
+		q.byQueue = true
 	}
 	if prefix != "" {
 		q.drive("id BETWEEN " + q.arg(lo) + "::uuid AND " + q.arg(hi) + "::uuid")

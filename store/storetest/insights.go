@@ -49,6 +49,7 @@ var insightsTests = []struct {
 	{"Dead", testInsightsDead},
 	{"Search", testInsightsSearch},
 	{"SearchPrefix", testInsightsSearchPrefix},
+	{"SearchQueueRunning", testInsightsSearchQueueRunning},
 	{"HeldBySilent", testInsightsHeldBySilent},
 	{"PageBytes", testInsightsPageBytes},
 }
@@ -394,6 +395,56 @@ func testInsightsSearch(t *testing.T, h *insights) {
 		if got := search(tt.p); !slices.Equal(got, tt.want) {
 			t.Errorf("search %+v = %q, want %q", tt.p, got, tt.want)
 		}
+	}
+}
+
+// A queue's jobs of every state, running ones among them, list and search
+// newest first and page by cursor without a gap or a repeat, whatever
+// index each state is kept in.
+func testInsightsSearchQueueRunning(t *testing.T, h *insights) {
+	var all []*store.Job
+	for range 7 {
+		all = append(all, h.enqueueOne(spec("k", "a")))
+		h.advance(time.Millisecond) // distinct, time-ordered ids
+	}
+	h.enqueueOne(spec("k", "b"))
+	h.lease("w-b", 1, "b")
+	held := h.lease("w-a", 3, "a") // the three oldest
+	h.ack(held[1])
+	newest := slices.Clone(ids(all))
+	slices.Reverse(newest)
+	for _, limit := range []int{1, 2, 3, 100} {
+		got := h.pages(func(cursor string) (*store.JobPage, error) {
+			return h.in.JobSearch(h.ctx, &store.JobSearchParams{Queue: "a", Limit: limit, Cursor: cursor})
+		})
+		if !slices.Equal(got, newest) {
+			t.Errorf("search queue a, %d a page = %q, want %q", limit, got, newest)
+		}
+		got = h.pages(func(cursor string) (*store.JobPage, error) {
+			jobs, err := h.s.JobList(h.ctx, &store.JobListParams{Queue: "a", Limit: limit, Cursor: cursor, Now: h.now()})
+			page := &store.JobPage{Jobs: jobs}
+			if len(jobs) == limit {
+				page.NextCursor = jobs[len(jobs)-1].ID
+			}
+			return page, err
+		})
+		if !slices.Equal(got, newest) {
+			t.Errorf("list queue a, %d a page = %q, want %q", limit, got, newest)
+		}
+	}
+	running, err := h.s.JobList(h.ctx, &store.JobListParams{Queue: "a", State: store.StateRunning, Limit: 10, Now: h.now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(running), []string{held[2].ID, held[0].ID}; !slices.Equal(got, want) {
+		t.Errorf("running in queue a = %q, want %q", got, want)
+	}
+	page, err := h.in.JobSearch(h.ctx, &store.JobSearchParams{Queue: "a", State: store.StateRunning, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(page.Jobs), []string{held[2].ID, held[0].ID}; !slices.Equal(got, want) {
+		t.Errorf("search running in queue a = %q, want %q", got, want)
 	}
 }
 
