@@ -118,8 +118,27 @@ func appendStamp(b []byte, s *stamp) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, '"')
-	b = time.Time(*s).UTC().AppendFormat(b, timeLayout)
+	b = appendTime(b, time.Time(*s))
 	return append(b, '"')
+}
+
+// appendTime appends t in timeLayout, as AppendFormat would: a lease
+// answer holds five times a job, and the general formatter, which reads
+// its layout anew each call, was a tenth of the server's CPU in a
+// burn-down. Years outside 0..9999 take the general way.
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1_000_000
+	return append(b,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // appendRaw appends a stored JSON value (checked when it was accepted), or

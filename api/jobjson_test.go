@@ -47,6 +47,31 @@ func TestAppendJobMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// appendTime writes what AppendFormat writes in timeLayout, across the
+// years, the digits of every field, sub-millisecond rests and zones.
+func TestAppendTimeMatchesAppendFormat(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+30*60)
+	times := []time.Time{
+		{},
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 12, 3, 17, 4, 9, 7_500_000, east),
+		time.Unix(0, 0),
+	}
+	for sec := int64(-1e10); sec < 3e11; sec += 9_876_543_211 {
+		for _, ns := range []int64{0, 1, 999_999, 1_000_000, 123_456_789, 999_999_999} {
+			times = append(times, time.Unix(sec, ns))
+		}
+	}
+	for _, tt := range times {
+		if got, want := string(appendTime(nil, tt)), tt.UTC().Format(timeLayout); got != want {
+			t.Errorf("appendTime(%v) = %s, want %s", tt, got, want)
+		}
+	}
+}
+
 // A lease's token is in a lease answer's view only.
 func TestLeaseTokenOnlyInLeasedView(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
