@@ -13,11 +13,16 @@ import (
 // ignores. A handful of shapes keeps them all in the statement cache.
 var ackSizes = []int{1, 4, 16, 64, 256}
 
-// ackMany settles the acks that carry no result with two set statements per
-// chunk instead of two per job: copy the open attempts to history, then
-// flip the rows. It returns the ids it settled; the rest (stale tokens,
-// unknown ids, repeats) are left to the one-by-one path, which tells them
-// apart.
+// ackMany settles the acks that carry no result with one set statement per
+// chunk instead of one per job. It returns the ids it settled; the rest
+// (stale tokens, unknown ids, repeats) are left to the one-by-one path,
+// which tells them apart.
+//
+// A success writes no history row: it is a job's last attempt, and the
+// succeeded row keeps every fact of it (attempt_id, attempt, worker_id,
+// started_at, finished_at), so the job page reads it from there
+// (jobRow.closedAttempt). The throughput chart counts it as it counts
+// every closed attempt, in the transaction (txn.closed).
 func ackMany(ctx context.Context, tx *txn, acks []store.JobAckParams, now int64) (map[string]bool, error) {
 	done := make(map[string]bool, len(acks))
 	for len(acks) > 0 {
@@ -37,17 +42,11 @@ func ackMany(ctx context.Context, tx *txn, acks []store.JobAckParams, now int64)
 			a := chunk[min(i, len(chunk)-1)]
 			args = append(args, a.ID, a.Token)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO attempts (id, job_id, attempt, worker_id, started_at,
-			finished_at, outcome) SELECT attempt_id, id, attempt, worker_id, started_at, ?, 'succeeded'
-			FROM jobs WHERE state = 'running' AND (id, token) IN (VALUES `+pairs[1:len(pairs)-1]+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("record acked attempts: %w", err)
-		}
 		var rows []struct {
 			ID    string `db:"id"`
 			Queue string `db:"queue"`
 		}
-		err = tx.SelectContext(ctx, &rows, `UPDATE jobs SET state = 'succeeded', finished_at = ?,
+		err := tx.SelectContext(ctx, &rows, `UPDATE jobs SET state = 'succeeded', finished_at = ?,
 			result = NULL, expires_at = NULL WHERE state = 'running' AND (id, token) IN (VALUES `+
 			pairs[1:len(pairs)-1]+`) RETURNING id, queue`, args...)
 		if err != nil {

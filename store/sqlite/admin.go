@@ -52,8 +52,11 @@ func getJob(ctx context.Context, q sqlx.QueryerContext, id string) (*store.Job, 
 			RecoveredBy: strPtr(h.RecoveredBy), LastHeartbeatAt: timePtr(h.LastHB),
 		})
 	}
-	if j.State == store.StateRunning {
+	switch j.State {
+	case store.StateRunning:
 		j.Attempts = append(j.Attempts, row.openAttempt())
+	case store.StateSucceeded:
+		j.Attempts = append(j.Attempts, row.closedAttempt())
 	}
 	j.Attempts = store.NewestAttempts(j.Attempts)
 	return j, nil

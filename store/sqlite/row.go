@@ -118,6 +118,18 @@ func (r *jobRow) openAttempt() store.Attempt {
 	}
 }
 
+// closedAttempt is the attempt a succeeded row ended with, as history
+// shows it: a success writes no history row (ackMany).
+func (r *jobRow) closedAttempt() store.Attempt {
+	a := r.openAttempt()
+	a.Outcome = store.OutcomeSucceeded
+	if r.FinishedAt.Valid {
+		finished := fromMS(r.FinishedAt.Int64)
+		a.FinishedAt = &finished
+	}
+	return a
+}
+
 func toMS(t time.Time) int64 { return t.UnixMilli() }
 
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }

@@ -34,9 +34,8 @@ func ack(ctx context.Context, tx *txn, p *store.JobAckParams, now int64) (*store
 	if err != nil {
 		return nil, fmt.Errorf("ack %s: %w", p.ID, err)
 	}
-	if err := insertAttempt(ctx, tx, &row, attemptEnd{outcome: store.OutcomeSucceeded, at: now}); err != nil {
-		return nil, err
-	}
+	// No history row: the succeeded row holds its last attempt (ackMany).
+	tx.closed(store.OutcomeSucceeded, now, 1)
 	tx.ended(row.Queue, store.StateSucceeded, 1)
 	return row.job(), nil
 }

@@ -1,0 +1,81 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/tetherq/tether/migrations"
+	"github.com/tetherq/tether/store"
+	"github.com/tetherq/tether/store/sqlite"
+)
+
+// A store written before successes stopped writing history rows (version
+// 11) upgrades without showing a success twice: 00012 drops the rows whose
+// job holds that success itself, and keeps the rest.
+func TestUpgradeDropsSuccessRowsTheJobHolds(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tether.db")
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dir, err := fs.Sub(migrations.SQLite, "sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, dir, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		job     = "0190a000-0000-7000-8000-000000000001"
+		failed  = "0190a000-0000-7000-8000-0000000000a1"
+		success = "0190a000-0000-7000-8000-0000000000a2"
+	)
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	ms := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
+	if _, err := db.ExecContext(ctx, `INSERT INTO jobs (id, queue, kind, state, priority, attempt, max_attempts,
+			timeout_ms, backoff_base_ms, backoff_max_ms, run_at, created_at, started_at, finished_at,
+			worker_id, token, attempt_id)
+		VALUES (?, 'q', 'k', 'succeeded', 0, 2, 5, 1000, 1000, 1000, ?, ?, ?, ?, 'w2', 'tok', ?)`,
+		job, ms(0), ms(0), ms(2*time.Second), ms(3*time.Second), success); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome, error)
+		VALUES (?, ?, 1, 'w1', ?, ?, 'failed', 'boom'), (?, ?, 2, 'w2', ?, ?, 'succeeded', NULL)`,
+		failed, job, ms(0), ms(time.Second), success, job, ms(2*time.Second), ms(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s, err := sqlite.Open(ctx, path) // migrates to the newest
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	j, err := s.JobGet(ctx, &store.JobGetParams{ID: job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Attempts) != 2 {
+		t.Fatalf("attempts after the upgrade: %+v, want the failure and the success once each", j.Attempts)
+	}
+	if a := j.Attempts[0]; a.ID != failed || a.Outcome != store.OutcomeFailed || a.Error == nil || *a.Error != "boom" {
+		t.Errorf("first attempt %+v, want the failure kept", a)
+	}
+	a := j.Attempts[1]
+	if a.ID != success || a.Outcome != store.OutcomeSucceeded || a.WorkerID != "w2" || a.Attempt != 2 ||
+		!a.StartedAt.Equal(t0.Add(2*time.Second)) || a.FinishedAt == nil || !a.FinishedAt.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("second attempt %+v, want the success as the job row holds it", a)
+	}
+}
