@@ -75,10 +75,24 @@ func (c *Client) do(ctx context.Context, method, path string, header http.Header
 	if out == nil {
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if bd, ok := out.(bodyDecoder); ok {
+		var b []byte
+		if b, err = io.ReadAll(resp.Body); err == nil {
+			err = bd.decodeBody(b)
+		}
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(out)
+	}
+	if err != nil {
 		return fmt.Errorf("decode the answer to %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// bodyDecoder is an answer that decodes its whole body itself, as
+// json.Decoder would (leaseAnswer).
+type bodyDecoder interface {
+	decodeBody(b []byte) error
 }
 
 // escape percent-encodes an id for a path segment (worker ids may hold

@@ -76,9 +76,7 @@ type Extended struct {
 // Lease takes up to r.Max available jobs; an empty slice means nothing
 // arrived within r.WaitMS.
 func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Job, error) {
-	var out struct {
-		Jobs []*Job `json:"jobs"`
-	}
+	var out leaseAnswer
 	if err := c.do(ctx, http.MethodPost, "/v1/lease", nil, r, &out); err != nil {
 		return nil, err
 	}
