@@ -11,6 +11,7 @@
 #	scripts/bench-peer.sh redis      # vs Asynq on Redis, 50,000 jobs (scripts/redis.sh)
 #	JOBS=100000 scripts/bench-peer.sh postgres
 #	SERIAL=1 scripts/bench-peer.sh postgres   # workers settle, then lease (tether bench --serial)
+#	RUNS=5 scripts/bench-peer.sh postgres     # five pairs, each on a fresh store, and the ratios' median
 #
 # On Postgres and Redis, Tether's line also gives the database server's
 # CPU per job over the work phase (tether bench --proc-cpu), read from
@@ -28,9 +29,8 @@ if [ ! -d "$peer" ]; then
 	exit 2
 fi
 tmp=$(mktemp -d)
-pid=
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	[ -f "$tmp/server.pid" ] && kill "$(cat "$tmp/server.pid")" 2>/dev/null
 	[ "$backend" = redis ] && [ -n "${TETHER_TEST_REDIS_PIDFILE:-}" ] && scripts/redis.sh stop
 	rm -rf "$tmp"
 }
@@ -39,18 +39,14 @@ trap cleanup EXIT
 case "$backend" in
 sqlite)
 	jobs=${JOBS:-20000}
-	store="sqlite:$tmp/tether.db"
 	;;
 postgres)
 	jobs=${JOBS:-50000}
 	eval "$(scripts/postgres.sh)"
-	psql -X -q "$TETHER_TEST_POSTGRES_URL" -c "DROP SCHEMA IF EXISTS bench CASCADE; CREATE SCHEMA bench" >/dev/null
-	store="$TETHER_TEST_POSTGRES_URL&search_path=bench"
 	;;
 redis)
 	jobs=${JOBS:-50000}
 	eval "$(scripts/redis.sh)"
-	store="$TETHER_TEST_REDIS_URL"
 	;;
 *)
 	echo "usage: $0 sqlite|postgres|redis" >&2
@@ -60,21 +56,10 @@ esac
 
 go build -o "$tmp/server" ./cmd/server
 go build -o "$tmp/tether" ./cmd/tether
-
-"$tmp/server" --addr 127.0.0.1:0 --store "$store" >"$tmp/server.log" 2>&1 &
-pid=$!
-url=
-for _ in $(seq 100); do
-	url=$(sed -n 's/^tether listening on \(http:[^ ]*\) .*/\1/p' "$tmp/server.log")
-	[ -n "$url" ] && curl -fsS "$url/healthz" >/dev/null 2>&1 && break
-	url=
-	sleep 0.1
-done
-if [ -z "$url" ]; then
-	echo "the server did not start:" >&2
-	cat "$tmp/server.log" >&2
-	exit 1
-fi
+case "$backend" in
+sqlite | postgres) (cd "$peer/river" && go build -o "$tmp/peer" .) ;;
+redis) (cd "$peer/asynq" && go build -o "$tmp/peer" .) ;;
+esac
 
 flags=()
 [ -n "${SERIAL:-}" ] && flags+=(--serial)
@@ -82,29 +67,80 @@ case "$backend" in
 postgres) flags+=(--proc-cpu postgres) ;;
 redis) flags+=(--proc-cpu redis-server) ;;
 esac
-tether=$("$tmp/tether" bench --url "$url" --jobs "$jobs" --workers 4 --batch 100 "${flags[@]}")
-kill -TERM "$pid"
-wait "$pid" || true
-pid=
-# The peer runs alone, after our server stopped: neither takes CPU from the other.
-case "$backend" in
-sqlite)
-	theirs=$(cd "$peer/river" && go run . -sqlite "$tmp/river.db" -workers 200 -n "$jobs")
-	field='work+persist'
-	;;
-postgres)
-	theirs=$(cd "$peer/river" && DATABASE_URL="$TETHER_TEST_POSTGRES_URL" go run . -n "$jobs")
-	field='work+persist'
-	;;
-redis)
-	addr=${TETHER_TEST_REDIS_URL#redis://}
-	theirs=$(cd "$peer/asynq" && go run . -redis "${addr%/*}" -n "$jobs" -c 100)
-	field='work'
-	;;
-esac
 
-echo "$tether"
-echo "$theirs"
-ours=$(sed -n 's/.* work=\([0-9.]*\) jobs\/s.*/\1/p' <<<"$tether")
-peerrate=$(sed -n "s/.* $field=\([0-9.]*\) [a-z]*\/s.*/\1/p" <<<"$theirs")
-awk -v a="$ours" -v b="$peerrate" -v f="$field" 'BEGIN { if (b > 0) printf "ratio tether work / peer %s = %.2f\n", f, a / b }'
+# fresh_store prints the store of a run, empty.
+fresh_store() {
+	case "$backend" in
+	sqlite)
+		rm -f "$tmp"/tether.db*
+		echo "sqlite:$tmp/tether.db"
+		;;
+	postgres)
+		psql -X -q "$TETHER_TEST_POSTGRES_URL" -c "DROP SCHEMA IF EXISTS bench CASCADE; CREATE SCHEMA bench" >/dev/null 2>&1
+		echo "$TETHER_TEST_POSTGRES_URL&search_path=bench"
+		;;
+	redis)
+		redis-cli -u "$TETHER_TEST_REDIS_URL" FLUSHDB >/dev/null
+		echo "$TETHER_TEST_REDIS_URL"
+		;;
+	esac
+}
+
+# ours runs Tether's burn-down on a fresh store and prints its line.
+ours() {
+	: >"$tmp/server.log"
+	"$tmp/server" --addr 127.0.0.1:0 --store "$(fresh_store)" >"$tmp/server.log" 2>&1 &
+	local pid=$!
+	echo "$pid" >"$tmp/server.pid"
+	local url=
+	for _ in $(seq 100); do
+		url=$(sed -n 's/^tether listening on \(http:[^ ]*\) .*/\1/p' "$tmp/server.log")
+		[ -n "$url" ] && curl -fsS "$url/healthz" >/dev/null 2>&1 && break
+		url=
+		sleep 0.1
+	done
+	if [ -z "$url" ]; then
+		echo "the server did not start:" >&2
+		cat "$tmp/server.log" >&2
+		exit 1
+	fi
+	"$tmp/tether" bench --url "$url" --jobs "$jobs" --workers 4 --batch 100 "${flags[@]}"
+	kill -TERM "$pid"
+	wait "$pid" || true
+	rm -f "$tmp/server.pid"
+}
+
+# theirs runs the peer's bench (after our server stopped: neither takes
+# CPU from the other) and prints its line.
+theirs() {
+	case "$backend" in
+	sqlite)
+		rm -f "$tmp"/river.db*
+		"$tmp/peer" -sqlite "$tmp/river.db" -workers 200 -n "$jobs"
+		;;
+	postgres) DATABASE_URL="$TETHER_TEST_POSTGRES_URL" "$tmp/peer" -n "$jobs" ;;
+	redis)
+		addr=${TETHER_TEST_REDIS_URL#redis://}
+		redis-cli -u "$TETHER_TEST_REDIS_URL" FLUSHDB >/dev/null
+		"$tmp/peer" -redis "${addr%/*}" -n "$jobs" -c 100
+		;;
+	esac
+}
+
+field='work+persist'
+[ "$backend" = redis ] && field='work'
+ratios=()
+for run in $(seq "${RUNS:-1}"); do
+	tether=$(ours)
+	peerline=$(theirs)
+	echo "$tether"
+	echo "$peerline"
+	ourrate=$(sed -n 's/.* work=\([0-9.]*\) jobs\/s.*/\1/p' <<<"$tether")
+	peerrate=$(sed -n "s/.* $field=\([0-9.]*\) [a-z]*\/s.*/\1/p" <<<"$peerline")
+	ratio=$(awk -v a="$ourrate" -v b="$peerrate" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+	echo "run $run: ratio tether work / peer $field = $ratio"
+	ratios+=("$ratio")
+done
+if [ "${#ratios[@]}" -gt 1 ]; then
+	printf '%s\n' "${ratios[@]}" | sort -n | awk '{ r[NR] = $1 } END { printf "ratios %s runs: median %.2f, lowest %.2f, highest %.2f\n", NR, (NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2), r[1], r[NR] }'
+fi
