@@ -100,11 +100,6 @@ func BenchmarkLeaseSettle(b *testing.B) {
 // four workers, each leasing 100 and settling them, in parallel.
 func BenchmarkLeaseSettleWorkers(b *testing.B) {
 	s := open(b)
-	if x := os.Getenv("X_SQL"); x != "" {
-		if err := s.ExecForTest(context.Background(), x); err != nil {
-			b.Fatal(err)
-		}
-	}
 	now := time.Now()
 	benchEnqueue(b, s, 200*1000, now)
 	burnDown(b, s, 4, 100, now)
