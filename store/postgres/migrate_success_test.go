@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetherq/tether/migrations"
 	"github.com/tetherq/tether/store"
+	"github.com/tetherq/tether/store/storetest"
 )
 
 // A store written before successes stopped writing history rows (version
@@ -29,19 +30,9 @@ func TestUpgradeDropsSuccessRowsTheJobHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, dir, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 11); err != nil {
-		t.Fatal(err)
-	}
-	const (
-		job     = "0190a000-0000-7000-8000-000000000001"
-		failed  = "0190a000-0000-7000-8000-0000000000a1"
-		success = "0190a000-0000-7000-8000-0000000000a2"
-	)
-	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	storetest.MigrateTo(t, db, goose.DialectPostgres, dir, 11)
+	job, failed, success := storetest.UpgradeJob, storetest.UpgradeFailed, storetest.UpgradeSuccess
+	t0 := storetest.UpgradeStart
 	if _, err := db.ExecContext(ctx, `INSERT INTO jobs (id, queue, kind, state, priority, attempt, max_attempts,
 			timeout_ms, backoff_base_ms, backoff_max_ms, run_at, created_at, started_at, finished_at,
 			worker_id, token, attempt_id)
@@ -56,21 +47,7 @@ func TestUpgradeDropsSuccessRowsTheJobHolds(t *testing.T) {
 	}
 
 	s := openURL(t, url) // migrates to the newest
-	j, err := s.JobGet(ctx, &store.JobGetParams{ID: job})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(j.Attempts) != 2 {
-		t.Fatalf("attempts after the upgrade: %+v, want the failure and the success once each", j.Attempts)
-	}
-	if a := j.Attempts[0]; a.ID != failed || a.Outcome != store.OutcomeFailed || a.Error == nil || *a.Error != "boom" {
-		t.Errorf("first attempt %+v, want the failure kept", a)
-	}
-	a := j.Attempts[1]
-	if a.ID != success || a.Outcome != store.OutcomeSucceeded || a.WorkerID != "w2" || a.Attempt != 2 ||
-		!a.StartedAt.Equal(t0.Add(2*time.Second)) || a.FinishedAt == nil || !a.FinishedAt.Equal(t0.Add(3*time.Second)) {
-		t.Errorf("second attempt %+v, want the success as the job row holds it", a)
-	}
+	storetest.SuccessHistory(t, s)
 	minutes, err := s.ThroughputList(ctx, &store.ThroughputListParams{From: t0, To: t0.Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
