@@ -171,8 +171,3 @@ func insertAttempts(ctx context.Context, tx *txn, es []ending) error {
 	}
 	return nil
 }
-
-// insertAttempt writes one closed attempt to history (insertAttempts).
-func insertAttempt(ctx context.Context, tx *txn, row *jobRow, end attemptEnd) error {
-	return insertAttempts(ctx, tx, []ending{{row: row, end: end}})
-}
