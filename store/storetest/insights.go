@@ -47,6 +47,7 @@ var insightsTests = []struct {
 	{"QueueMinutesMany", testInsightsQueueMinutesMany},
 	{"Retrying", testInsightsRetrying},
 	{"Dead", testInsightsDead},
+	{"DeadKind", testInsightsDeadKind},
 	{"Search", testInsightsSearch},
 	{"SearchPrefix", testInsightsSearchPrefix},
 	{"HeldBySilent", testInsightsHeldBySilent},
