@@ -45,6 +45,7 @@ var insightsTests = []struct {
 	{"QueueDepth", testInsightsQueueDepth},
 	{"QueueMinutes", testInsightsQueueMinutes},
 	{"QueueMinutesMany", testInsightsQueueMinutesMany},
+	{"ByHours", testInsightsByHours},
 	{"Retrying", testInsightsRetrying},
 	{"Dead", testInsightsDead},
 	{"DeadKind", testInsightsDeadKind},
