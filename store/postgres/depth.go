@@ -69,7 +69,7 @@ func (s *Store) QueueDepthRoll(ctx context.Context, p *store.QueueDepthRollParam
 func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParams) ([]store.QueueDepth, error) {
 	from := p.Since.UTC().Truncate(time.Minute)
 	from = later(from, p.Until.Add(-time.Duration(store.MaxDepthMinutes)*time.Minute))
-	h0, h1 := wholeHours(from, p.Until, p.DepthStepMinutes())
+	h0, h1 := store.WholeHours(from, p.Until, p.DepthStepMinutes())
 	// One sample per step: the first of each step's rows by most jobs
 	// waiting.
 	rows, err := s.pool.Query(ctx, `SELECT minute, available, scheduled FROM (
@@ -95,31 +95,6 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
 	}
 	return out, nil
-}
-
-// wholeHours splits [from, until) for a list by steps of stepMinutes: the
-// hours in [h0, h1) lie whole inside it, read from an hour table; the
-// minutes in [from, h0) and [h1, until) from a minute table. A step that
-// is not a whole number of hours reads minutes only (h0 = h1 = until):
-// an hour's row can only stand for its minutes where they all fall in one
-// step.
-func wholeHours(from, until time.Time, stepMinutes int64) (h0, h1 time.Time) {
-	if stepMinutes%60 != 0 {
-		return until, until
-	}
-	h0 = from.Truncate(time.Hour)
-	if h0.Before(from) {
-		h0 = h0.Add(time.Hour)
-	}
-	h0 = earlier(h0, until)
-	return h0, later(until.Truncate(time.Hour), h0)
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 func later(a, b time.Time) time.Time {

@@ -108,11 +108,11 @@ func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollPar
 
 // QueueMinuteList reads the hours the range holds whole from
 // queue_minute_hours when the step is a whole number of hours, and the
-// rest from queue_minutes (see wholeHours): each one range of a primary
+// rest from queue_minutes (see store.WholeHours): each one range of a primary
 // key.
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from := later(p.Since.UTC().Truncate(time.Minute), p.Until.Add(-time.Duration(store.MaxDepthMinutes)*time.Minute))
-	h0, h1 := wholeHours(from, p.Until, p.StepMinutes())
+	h0, h1 := store.WholeHours(from, p.Until, p.StepMinutes())
 	// Summed per step and kind; the histograms' texts are joined, and
 	// ParseHistogram adds up the buckets that repeat.
 	rows, err := s.pool.Query(ctx, `SELECT to_timestamp(extract(epoch FROM t)::bigint / (60 * $4::bigint) * 60 * $4::bigint),

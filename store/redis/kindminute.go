@@ -78,19 +78,37 @@ func finishedJob(queue string, f []any) store.FinishedJob {
 	return j
 }
 
-// QueueMinuteList reads one score range of the queue's zset of minutes.
+// QueueMinuteList reads the hours the range holds whole from the queue's
+// zset of hours, when the step is a whole number of hours, and the rest
+// from its zset of minutes (store.WholeHours): three score ranges, in time
+// order, in one round trip.
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from := p.Since.UTC().Truncate(time.Minute)
 	if floor := p.Until.Add(-time.Duration(store.MaxDepthMinutes) * time.Minute); floor.After(from) {
 		from = floor
 	}
-	members, err := s.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.prefix + "{" + p.Queue + "}:min", ByScore: true,
-		Start: unixMS(from), Stop: "(" + unixMS(p.Until)}).Result()
+	h0, h1 := store.WholeHours(from, p.Until, p.StepMinutes())
+	ranges := []struct {
+		set      string
+		from, to time.Time
+	}{{"min", from, h0}, {"hr", h0, h1}, {"min", h1, p.Until}}
+	cmds := make([]*goredis.StringSliceCmd, len(ranges))
+	_, err := s.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+		for i, r := range ranges {
+			cmds[i] = pl.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.qkey(p.Queue, r.set), ByScore: true,
+				Start: unixMS(r.from), Stop: "(" + unixMS(r.to)})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}
-	// Members come by minute, then kind: a step's are together; sum each
-	// kind's within it.
+	var members []string
+	for _, c := range cmds {
+		members = append(members, c.Val()...)
+	}
+	// Members come by minute (or hour), then kind: a step's are together;
+	// sum each kind's within it.
 	out := make([]store.KindMinute, 0, len(members))
 	step := p.StepMinutes() * 60_000
 	first := 0 // where the current step's entries start in out

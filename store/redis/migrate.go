@@ -8,13 +8,14 @@ import (
 // migrations are the one-off changes to keys that an earlier version
 // wrote, in order, each under the name Open records in <prefix>migrations
 // once it has made it. Each builds an index that a later version added
-// (retryindex.go, deadkindindex.go), from the keys every version keeps.
+// (retryindex.go, deadkindindex.go, minutehours.go), from the keys every version keeps.
 var migrations = []struct {
 	name string
 	run  func(*Store, context.Context) error
 }{
 	{migrationRetryIndex, (*Store).buildRetryIndex},
 	{migrationDeadKindIndex, (*Store).buildDeadKindIndex},
+	{migrationMinuteHours, (*Store).buildMinuteHours},
 }
 
 // reindexBatch is how many entries one call of a building script checks:

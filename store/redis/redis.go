@@ -43,6 +43,8 @@
 //	                   kept a week (depth.go)
 //	{q}:min            zset: what finished each minute per kind, for QueueMinuteList;
 //	                   kept a week (kindminute.go)
+//	{q}:hr             zset: the same summed per hour, rewritten with each minute
+//	                   (lib_hours.lua, minutehours.go)
 //	migrations         set: names of the one-off changes to the keys that Open
 //	                   has made (migrate.go)
 //

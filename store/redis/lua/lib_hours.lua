@@ -1,0 +1,52 @@
+-- lib_hours.lua: each hour of a queue's rolled minutes kept summed, in the
+-- zset {q}:hr, as {q}:min keeps the minutes (minutes.lua) but scored by
+-- the hour: one member per kind ("hour<TAB>kind<TAB>succeeded<TAB>dead
+-- <TAB>wait<TAB>run"), counts added and histograms merged, so a week's
+-- list reads 168 members per kind, not 10,080.
+local HOUR = 3600000
+
+-- merge adds a histogram's text ("bucket:count,...") to t.
+local function merge(t, text)
+  for b, c in string.gmatch(text, '(%d+):(%d+)') do
+    b = tonumber(b)
+    t[b] = (t[b] or 0) + tonumber(c)
+  end
+end
+
+-- histogram writes t as store.Histogram.String does: by bucket.
+local function histogram(t)
+  local bs = {}
+  for b in pairs(t) do bs[#bs + 1] = b end
+  table.sort(bs)
+  for i, b in ipairs(bs) do bs[i] = string.format('%d:%s', b, fmt(t[b])) end
+  return table.concat(bs, ',')
+end
+
+-- rewrite_hour writes queue q's members of the hour starting at hour (ms)
+-- from that hour's minutes, and drops its hours wholly older than cutoff
+-- (ms); the key expires ttl seconds after.
+local function rewrite_hour(q, hour, cutoff, ttl)
+  local sums, kinds = {}, {}
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', qkey(q, 'min'), hour, hour + HOUR - 1)) do
+    local kind, s, d, w, r = string.match(m, '^[^\t]*\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$')
+    if kind then
+      local k = sums[kind]
+      if not k then
+        k = {s = 0, d = 0, w = {}, r = {}}
+        sums[kind] = k
+        kinds[#kinds + 1] = kind
+      end
+      k.s, k.d = k.s + tonumber(s), k.d + tonumber(d)
+      merge(k.w, w)
+      merge(k.r, r)
+    end
+  end
+  local hk = qkey(q, 'hr')
+  redis.call('ZREMRANGEBYSCORE', hk, hour, hour)
+  redis.call('ZREMRANGEBYSCORE', hk, '-inf', cutoff - HOUR)
+  for _, kind in ipairs(kinds) do
+    local k = sums[kind]
+    redis.call('ZADD', hk, hour, table.concat({fmt(hour), kind, fmt(k.s), fmt(k.d), histogram(k.w), histogram(k.r)}, '\t'))
+  end
+  if #kinds > 0 then redis.call('EXPIRE', hk, ttl) end
+end
