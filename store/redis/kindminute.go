@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/tetherq/tether/store"
 )
 
@@ -88,24 +86,9 @@ func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListPar
 		from = floor
 	}
 	h0, h1 := store.WholeHours(from, p.Until, p.StepMinutes())
-	ranges := []struct {
-		set      string
-		from, to time.Time
-	}{{"min", from, h0}, {"hr", h0, h1}, {"min", h1, p.Until}}
-	cmds := make([]*goredis.StringSliceCmd, len(ranges))
-	_, err := s.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
-		for i, r := range ranges {
-			cmds[i] = pl.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.qkey(p.Queue, r.set), ByScore: true,
-				Start: unixMS(r.from), Stop: "(" + unixMS(r.to)})
-		}
-		return nil
-	})
+	members, err := s.zranges(ctx, p.Queue, zrange{"min", from, h0}, zrange{"hr", h0, h1}, zrange{"min", h1, p.Until})
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
-	}
-	var members []string
-	for _, c := range cmds {
-		members = append(members, c.Val()...)
 	}
 	// Members come by minute (or hour), then kind: a step's are together;
 	// sum each kind's within it.

@@ -36,9 +36,25 @@ func finishedBy(t *testing.T, s *redis.Store, q string, start time.Time, step ti
 	return strings.Join(out, ", ")
 }
 
+// deepestBy lists queue q's depth over three hours from start, by step, as
+// "hh:mm available/scheduled".
+func deepestBy(t *testing.T, s *redis.Store, q string, start time.Time, step time.Duration) string {
+	t.Helper()
+	got, err := s.QueueDepthList(t.Context(), &store.QueueDepthListParams{Queue: q, Since: start,
+		Until: start.Add(3 * time.Hour), Step: step})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range got {
+		out = append(out, fmt.Sprintf("%s %d/%d", d.Minute.Format("15:04"), d.Available, d.Scheduled))
+	}
+	return strings.Join(out, ", ")
+}
+
 // TestMinuteHoursUpgrade: a store an earlier version wrote has rolled
-// minutes but no hour sums, and a list by the hour reads the hours. Open
-// builds them from the minutes and records it.
+// minutes and depth samples but no hours of them, and a list by the hour
+// reads the hours. Open builds them from the minutes and records it.
 func TestMinuteHoursUpgrade(t *testing.T) {
 	t.Parallel()
 	url := testURL(t)
@@ -62,13 +78,18 @@ func TestMinuteHoursUpgrade(t *testing.T) {
 		if _, err := s.QueueMinuteRoll(ctx, &store.QueueMinuteRollParams{Minute: at, Now: at}); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := s.QueueDepthRoll(ctx, &store.QueueDepthRollParams{
+			Depths: []store.QueueDepth{{Queue: "q", Available: int64(m), Scheduled: 1}}, Now: at}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	want := finishedBy(t, s, "q", start, 0)
-	if want == "" || finishedBy(t, s, "q", start, time.Hour) != want {
-		t.Fatalf("before the upgrade: by the hour %q, by the minute %q", finishedBy(t, s, "q", start, time.Hour), want)
+	want, wantDepth := finishedBy(t, s, "q", start, 0), deepestBy(t, s, "q", start, time.Hour)
+	if want == "" || finishedBy(t, s, "q", start, time.Hour) != want || wantDepth != "04:30 30/1, 05:01 61/1, 06:30 150/1" {
+		t.Fatalf("before the upgrade: by the hour %q and %q, by the minute %q", finishedBy(t, s, "q", start, time.Hour),
+			wantDepth, want)
 	}
 	p, c := s.PrefixForTest(), raw(t, url)
-	if err := c.Del(ctx, p+"{q}:hr").Err(); err != nil {
+	if err := c.Del(ctx, p+"{q}:hr", p+"{q}:dh").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.SRem(ctx, p+"migrations", "minute-hours").Err(); err != nil {
@@ -77,9 +98,15 @@ func TestMinuteHoursUpgrade(t *testing.T) {
 	if got := finishedBy(t, s, "q", start, time.Hour); got == want {
 		t.Fatalf("without the hour sums, by the hour still %q", got)
 	}
+	if got := deepestBy(t, s, "q", start, time.Hour); got == wantDepth {
+		t.Fatalf("without the deepest samples by the hour, still %q", got)
+	}
 	s = open(t, url, p)
 	if got := finishedBy(t, s, "q", start, time.Hour); got != want {
 		t.Errorf("after the upgrade, by the hour %q, want %q", got, want)
+	}
+	if got := deepestBy(t, s, "q", start, time.Hour); got != wantDepth {
+		t.Errorf("after the upgrade, the depth by the hour %q, want %q", got, wantDepth)
 	}
 	if done, _ := c.SIsMember(ctx, p+"migrations", "minute-hours").Result(); !done {
 		t.Error("the build is not recorded in migrations")

@@ -1,9 +1,10 @@
--- lib: base
+-- lib: base hours
 -- depth records each sampled queue's backlog for one minute and drops the
 -- queue's minutes older than the cutoff, for depth.go. Each queue's
 -- samples are the zset {q}:depth, scored by minute, members
 -- "minute:available:scheduled"; the key expires a retention after its last
--- sample, so a queue that is gone leaves nothing behind. ARGV: prefix,
+-- sample, so a queue that is gone leaves nothing behind. Then it rewrites
+-- each queue's deepest sample of the minute's hour (lib_hours). ARGV: prefix,
 -- minute in ms, cutoff in ms, retention in seconds, then (queue,
 -- available, scheduled) per queue. Replies how many samples it wrote and
 -- minutes it dropped.
@@ -15,5 +16,6 @@ for i = 5, #ARGV, 3 do
   redis.call('ZADD', k, minute, minute .. ':' .. ARGV[i + 1] .. ':' .. ARGV[i + 2])
   n = n + 1 + redis.call('ZREMRANGEBYSCORE', k, '-inf', '(' .. cutoff)
   redis.call('EXPIRE', k, ttl)
+  rewrite_depth_hour(ARGV[i], tonumber(minute) - tonumber(minute) % HOUR, tonumber(cutoff), ttl)
 end
 return n

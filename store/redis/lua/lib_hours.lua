@@ -1,8 +1,9 @@
--- lib_hours.lua: each hour of a queue's rolled minutes kept summed, in the
--- zset {q}:hr, as {q}:min keeps the minutes (minutes.lua) but scored by
--- the hour: one member per kind ("hour<TAB>kind<TAB>succeeded<TAB>dead
--- <TAB>wait<TAB>run"), counts added and histograms merged, so a week's
--- list reads 168 members per kind, not 10,080.
+-- lib_hours.lua: each hour of a queue's per-minute history kept summed, so
+-- a week's list reads 168 members (per kind), not 10,080. {q}:hr holds the
+-- rolled minutes of {q}:min (minutes.lua) scored by the hour: one member
+-- per kind ("hour<TAB>kind<TAB>succeeded<TAB>dead<TAB>wait<TAB>run"),
+-- counts added and histograms merged. {q}:dh holds the deepest sample of
+-- each hour of {q}:depth (depth.lua).
 local HOUR = 3600000
 
 -- merge adds a histogram's text ("bucket:count,...") to t.
@@ -49,4 +50,24 @@ local function rewrite_hour(q, hour, cutoff, ttl)
     redis.call('ZADD', hk, hour, table.concat({fmt(hour), kind, fmt(k.s), fmt(k.d), histogram(k.w), histogram(k.r)}, '\t'))
   end
   if #kinds > 0 then redis.call('EXPIRE', hk, ttl) end
+end
+
+-- rewrite_depth_hour keeps queue q's deepest sample (the earliest of
+-- equals) of the hour starting at hour (ms) in the zset {q}:dh, scored by
+-- the hour, its member as in {q}:depth ("minute:available:scheduled"), and
+-- drops its hours wholly older than cutoff (ms); the key expires ttl
+-- seconds after.
+local function rewrite_depth_hour(q, hour, cutoff, ttl)
+  local best, most = nil, -1
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', qkey(q, 'depth'), hour, hour + HOUR - 1)) do
+    local a, s = string.match(m, '^%d+:(%d+):(%d+)$')
+    if a and tonumber(a) + tonumber(s) > most then best, most = m, tonumber(a) + tonumber(s) end
+  end
+  local dk = qkey(q, 'dh')
+  redis.call('ZREMRANGEBYSCORE', dk, hour, hour)
+  redis.call('ZREMRANGEBYSCORE', dk, '-inf', cutoff - HOUR)
+  if best then
+    redis.call('ZADD', dk, hour, best)
+    redis.call('EXPIRE', dk, ttl)
+  end
 end
