@@ -28,8 +28,9 @@ const hourBuildBatch = 6
 
 // buildMinuteHours writes the hours of every hour from each queue's first
 // minute to its last, of both histories (hourbuild.lua): a week is 168
-// hours per queue and history, hourBuildBatch per call (268 ms in all for
-// 4 queues with a week of both, load 5). It drops nothing: the next
+// hours per queue and history, hourBuildBatch per call (0.27 s of the
+// server's time for 4 queues with a week of depth, one of them with a
+// week of minutes, on a loaded machine). It drops nothing: the next
 // roll prunes.
 func (s *Store) buildMinuteHours(ctx context.Context) error {
 	queues, err := s.rdb.SMembers(ctx, s.prefix+"queues").Result()
