@@ -3,8 +3,8 @@
 -- queue's minutes older than the cutoff, for depth.go. Each queue's
 -- samples are the zset {q}:depth, scored by minute, members
 -- "minute:available:scheduled"; the key expires a retention after its last
--- sample, so a queue that is gone leaves nothing behind. Then it rewrites
--- each queue's deepest sample of the minute's hour (lib_hours). ARGV: prefix,
+-- sample, so a queue that is gone leaves nothing behind. Each sample also
+-- keeps its hour's deepest (lib_hours' note_depth). ARGV: prefix,
 -- minute in ms, cutoff in ms, retention in seconds, then (queue,
 -- available, scheduled) per queue. Replies how many samples it wrote and
 -- minutes it dropped.
@@ -13,9 +13,11 @@ local n = 0
 for i = 5, #ARGV, 3 do
   local k = qkey(ARGV[i], 'depth')
   redis.call('ZREMRANGEBYSCORE', k, minute, minute)
-  redis.call('ZADD', k, minute, minute .. ':' .. ARGV[i + 1] .. ':' .. ARGV[i + 2])
+  local member = minute .. ':' .. ARGV[i + 1] .. ':' .. ARGV[i + 2]
+  redis.call('ZADD', k, minute, member)
   n = n + 1 + redis.call('ZREMRANGEBYSCORE', k, '-inf', '(' .. cutoff)
   redis.call('EXPIRE', k, ttl)
-  rewrite_depth_hour(ARGV[i], tonumber(minute) - tonumber(minute) % HOUR, tonumber(cutoff), ttl)
+  note_depth(ARGV[i], tonumber(minute) - tonumber(minute) % HOUR, tonumber(minute), member,
+    tonumber(ARGV[i + 1]) + tonumber(ARGV[i + 2]), tonumber(cutoff), ttl)
 end
 return n

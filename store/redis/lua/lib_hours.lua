@@ -71,3 +71,26 @@ local function rewrite_depth_hour(q, hour, cutoff, ttl)
     redis.call('EXPIRE', dk, ttl)
   end
 end
+
+-- note_depth keeps {q}:dh right after queue q's sample of one minute
+-- (member "minute:available:scheduled", depth = available + scheduled) is
+-- written, reading one member: the hour's deepest changes only if the new
+-- sample is deeper (or as deep and earlier). The hour's samples are read
+-- whole (rewrite_depth_hour) only for its first sample, and when the
+-- minute written already held the hour's deepest and is now shallower (a
+-- sample taken again). It drops the hours wholly older than cutoff (ms).
+local function note_depth(q, hour, minute, member, depth, cutoff, ttl)
+  local dk = qkey(q, 'dh')
+  local cur = redis.call('ZRANGEBYSCORE', dk, hour, hour)[1]
+  local cm, ca, cs = string.match(cur or '', '^(%d+):(%d+):(%d+)$')
+  if not cm then return rewrite_depth_hour(q, hour, cutoff, ttl) end
+  cm = tonumber(cm)
+  local cd = tonumber(ca) + tonumber(cs)
+  if cm == minute and depth < cd then return rewrite_depth_hour(q, hour, cutoff, ttl) end
+  if cm == minute or depth > cd or (depth == cd and minute < cm) then
+    redis.call('ZREMRANGEBYSCORE', dk, hour, hour)
+    redis.call('ZADD', dk, hour, member)
+  end
+  redis.call('ZREMRANGEBYSCORE', dk, '-inf', cutoff - HOUR)
+  redis.call('EXPIRE', dk, ttl)
+end
