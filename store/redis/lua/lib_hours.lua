@@ -6,11 +6,14 @@
 -- each hour of {q}:depth (depth.lua).
 local HOUR = 3600000
 
--- merge adds a histogram's text ("bucket:count,...") to t.
-local function merge(t, text)
+-- merge adds (sign 1) or takes away (sign -1) a histogram's text
+-- ("bucket:count,...") to or from t; a bucket that comes to 0 goes.
+local function merge(t, text, sign)
   for b, c in string.gmatch(text, '(%d+):(%d+)') do
     b = tonumber(b)
-    t[b] = (t[b] or 0) + tonumber(c)
+    local n = (t[b] or 0) + sign * tonumber(c)
+    if n == 0 then n = nil end
+    t[b] = n
   end
 end
 
@@ -23,13 +26,17 @@ local function histogram(t)
   return table.concat(bs, ',')
 end
 
--- rewrite_hour writes queue q's members of the hour starting at hour (ms)
--- from that hour's minutes, and drops its hours wholly older than cutoff
--- (ms); the key expires ttl seconds after.
-local function rewrite_hour(q, hour, cutoff, ttl)
-  local sums, kinds = {}, {}
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', qkey(q, 'min'), hour, hour + HOUR - 1)) do
-    local kind, s, d, w, r = string.match(m, '^[^\t]*\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$')
+-- fields splits a member of {q}:min or {q}:hr into kind, succeeded, dead,
+-- wait and run, or nothing for a member it cannot read.
+local function fields(m)
+  return string.match(m, '^[^\t]*\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$')
+end
+
+-- add adds (sign 1) or takes away (sign -1) the members ms to or from the
+-- per-kind sums, creating a kind's sums at its first member.
+local function add(sums, kinds, ms, sign)
+  for _, m in ipairs(ms) do
+    local kind, s, d, w, r = fields(m)
     if kind then
       local k = sums[kind]
       if not k then
@@ -37,19 +44,51 @@ local function rewrite_hour(q, hour, cutoff, ttl)
         sums[kind] = k
         kinds[#kinds + 1] = kind
       end
-      k.s, k.d = k.s + tonumber(s), k.d + tonumber(d)
-      merge(k.w, w)
-      merge(k.r, r)
+      k.s, k.d = k.s + sign * tonumber(s), k.d + sign * tonumber(d)
+      merge(k.w, w, sign)
+      merge(k.r, r, sign)
     end
   end
+end
+
+-- write_hour replaces queue q's members of the hour with the sums, a
+-- kind's left out once nothing of it is left (a rolled minute counts at
+-- least one job), and drops the hours wholly older than cutoff (ms).
+local function write_hour(q, hour, sums, kinds, cutoff, ttl)
   local hk = qkey(q, 'hr')
   redis.call('ZREMRANGEBYSCORE', hk, hour, hour)
   redis.call('ZREMRANGEBYSCORE', hk, '-inf', cutoff - HOUR)
   for _, kind in ipairs(kinds) do
     local k = sums[kind]
-    redis.call('ZADD', hk, hour, table.concat({fmt(hour), kind, fmt(k.s), fmt(k.d), histogram(k.w), histogram(k.r)}, '\t'))
+    if k.s + k.d > 0 then
+      redis.call('ZADD', hk, hour, table.concat({fmt(hour), kind, fmt(k.s), fmt(k.d), histogram(k.w), histogram(k.r)}, '\t'))
+    end
   end
-  if #kinds > 0 then redis.call('EXPIRE', hk, ttl) end
+  redis.call('EXPIRE', hk, ttl)
+end
+
+-- rewrite_hour writes queue q's members of the hour starting at hour (ms)
+-- from that hour's minutes.
+local function rewrite_hour(q, hour, cutoff, ttl)
+  local sums, kinds = {}, {}
+  add(sums, kinds, redis.call('ZRANGEBYSCORE', qkey(q, 'min'), hour, hour + HOUR - 1), 1)
+  write_hour(q, hour, sums, kinds, cutoff, ttl)
+end
+
+-- note_minute keeps queue q's members of the hour right after one of its
+-- minutes was written again: the minute's old members (gone) taken away
+-- and its new ones (added) added, reading the hour's members only (one
+-- per kind), not its minutes. An hour without members is read from its
+-- minutes (rewrite_hour): its first minute, or an hour an earlier version
+-- wrote.
+local function note_minute(q, hour, gone, added, cutoff, ttl)
+  local cur = redis.call('ZRANGEBYSCORE', qkey(q, 'hr'), hour, hour)
+  if #cur == 0 then return rewrite_hour(q, hour, cutoff, ttl) end
+  local sums, kinds = {}, {}
+  add(sums, kinds, cur, 1)
+  add(sums, kinds, gone, -1)
+  add(sums, kinds, added, 1)
+  write_hour(q, hour, sums, kinds, cutoff, ttl)
 end
 
 -- rewrite_depth_hour keeps queue q's deepest sample (the earliest of
