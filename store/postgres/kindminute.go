@@ -25,10 +25,11 @@ const finishedSQL = `SELECT * FROM (
 
 // minutesWriteSQL replaces a minute's rows (from arrays; the rows of kinds
 // no longer in it deleted, the others upserted, so that no row is touched
-// twice), rewrites the rows of its hour from the hour's minutes (migration
-// 00013; the statement's parts see the tables as they were before it, so
-// the minute's new rows are read from the arrays), and drops expired
-// minutes and hours, in one statement.
+// twice), rewrites the rows of its hour of the (queue, kind) pairs it had
+// or has from the hour's minutes (migration 00013; at most 60 rows a pair;
+// the statement's parts see the tables as they were before it, so the
+// minute's new rows are read from the arrays), and drops expired minutes
+// and hours, in one statement.
 const minutesWriteSQL = `WITH new AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])
 			AS u (queue, kind, succeeded, dead, wait, run)
@@ -40,11 +41,14 @@ const minutesWriteSQL = `WITH new AS (
 		ON CONFLICT (queue, minute, kind) DO UPDATE SET succeeded = excluded.succeeded, dead = excluded.dead,
 			wait = excluded.wait, run = excluded.run
 		RETURNING 1
+	), pairs AS (
+		SELECT queue, kind FROM new UNION SELECT queue, kind FROM queue_minutes WHERE minute = $1
 	), summed AS (
 		SELECT queue, kind, sum(succeeded)::bigint AS succeeded, sum(dead)::bigint AS dead,
 			string_agg(wait, ',' ORDER BY minute) AS wait, string_agg(run, ',' ORDER BY minute) AS run FROM (
-			SELECT queue, minute, kind, succeeded, dead, wait, run FROM queue_minutes
-				WHERE minute >= $10::timestamptz AND minute < $10::timestamptz + interval '1 hour' AND minute <> $1
+			SELECT m.queue, m.minute, m.kind, m.succeeded, m.dead, m.wait, m.run FROM pairs p
+				JOIN queue_minutes m ON m.queue = p.queue AND m.kind = p.kind
+				WHERE m.minute >= $10::timestamptz AND m.minute < $10::timestamptz + interval '1 hour' AND m.minute <> $1
 			UNION ALL
 			SELECT queue, $1::timestamptz, kind, succeeded, dead, wait, run FROM new
 		) m GROUP BY queue, kind
@@ -55,7 +59,7 @@ const minutesWriteSQL = `WITH new AS (
 			wait = excluded.wait, run = excluded.run
 	), hours_cleared AS (
 		DELETE FROM queue_minute_hours WHERE hour = $10::timestamptz
-			AND (queue, kind) NOT IN (SELECT queue, kind FROM summed)
+			AND (queue, kind) IN (SELECT queue, kind FROM pairs) AND (queue, kind) NOT IN (SELECT queue, kind FROM summed)
 	), dropped AS (
 		DELETE FROM queue_minutes WHERE (queue, minute, kind) IN (
 			SELECT queue, minute, kind FROM queue_minutes WHERE minute < $8 LIMIT $9)
