@@ -51,3 +51,28 @@ type QueueDepthRollParams struct {
 	Depths []QueueDepth
 	Now    time.Time
 }
+
+// WholeHours splits [from, until) for a list by steps of stepMinutes: the
+// hours in [h0, h1) lie whole inside it, and a backend that keeps each
+// hour summed apart may read them so (a week is 168 rows, not 10,080);
+// the minutes in [from, h0) and [h1, until) are read one by one. A step
+// that is not a whole number of hours reads minutes only (h0 = h1 =
+// until): an hour's sum can stand for its minutes only where they all
+// fall in one step. Hours are aligned to the Unix epoch, as steps are.
+func WholeHours(from, until time.Time, stepMinutes int64) (h0, h1 time.Time) {
+	if stepMinutes%60 != 0 {
+		return until, until
+	}
+	h0 = from.Truncate(time.Hour)
+	if h0.Before(from) {
+		h0 = h0.Add(time.Hour)
+	}
+	if h0.After(until) {
+		h0 = until
+	}
+	h1 = until.Truncate(time.Hour)
+	if h1.Before(h0) {
+		h1 = h0
+	}
+	return h0, h1
+}

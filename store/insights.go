@@ -19,7 +19,11 @@ import (
 // MaxBytes (see Budget), NextCursor then set after that job.
 type Insights interface {
 	// JobListDead lists dead jobs matching the filter, most recently
-	// finished first.
+	// finished first. Every backend serves Kind, or else Queue, from an
+	// index, so with one of them (or none) and no Reason a page is empty
+	// only when nothing is left, however many dead jobs other kinds have;
+	// Reason, and Queue beside a Kind, may be applied within a bounded
+	// window of entries.
 	JobListDead(ctx context.Context, p *JobListDeadParams) (*JobPage, error)
 	// JobListHeldBySilent lists running jobs whose owner's last sign of life
 	// is before SilentSince (suspect or dead workers whose jobs await

@@ -201,14 +201,18 @@ func (s *Store) JobSearch(ctx context.Context, p *store.JobSearchParams) (*store
 	return page, nil
 }
 
-// JobListDead reads the dead-letter partial indexes (jobs_dead,
-// jobs_dead_queue), most recently finished first; kind and reason filters
-// apply in the window.
+// JobListDead reads the dead-letter partial indexes, most recently
+// finished first: jobs_dead_kind for a kind (the queue then a filter in the
+// window), else jobs_dead_queue for a queue, else jobs_dead; the reason
+// filter applies in the window.
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
 	q := &scan{order: "finished_at DESC, id DESC", limit: store.LimitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		cursor: func(r *jobRow) string { return joinCursor(deref(r.FinishedAt), r.ID) }}
 	q.drive("state = 'dead'")
-	if p.Queue != "" {
+	switch {
+	case p.Kind != "":
+		q.drive("kind = " + q.arg(p.Kind))
+	case p.Queue != "":
 		q.drive("queue = " + q.arg(p.Queue))
 	}
 	if p.Cursor != "" {
@@ -218,8 +222,8 @@ func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*s
 		}
 		q.drive("(finished_at, id) < (" + q.arg(at) + "::timestamptz, " + q.arg(id) + "::uuid)")
 	}
-	if p.Kind != "" {
-		q.filter = append(q.filter, "kind = "+q.arg(p.Kind))
+	if p.Kind != "" && p.Queue != "" {
+		q.filter = append(q.filter, "queue = "+q.arg(p.Queue))
 	}
 	if p.Reason != "" {
 		q.filter = append(q.filter, "dead_reason = "+q.arg(string(p.Reason)))

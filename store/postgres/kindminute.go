@@ -25,21 +25,48 @@ const finishedSQL = `SELECT * FROM (
 
 // minutesWriteSQL replaces a minute's rows (from arrays; the rows of kinds
 // no longer in it deleted, the others upserted, so that no row is touched
-// twice) and drops expired ones in one statement.
-const minutesWriteSQL = `WITH cleared AS (
-		DELETE FROM queue_minutes WHERE minute = $1
-			AND (queue, kind) NOT IN (SELECT * FROM unnest($2::text[], $3::text[]))
+// twice), rewrites the rows of its hour of the (queue, kind) pairs it had
+// or has from the hour's minutes (migration 00013; at most 60 rows a pair;
+// the statement's parts see the tables as they were before it, so the
+// minute's new rows are read from the arrays), and drops expired minutes
+// and hours, in one statement.
+const minutesWriteSQL = `WITH new AS (
+		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])
+			AS u (queue, kind, succeeded, dead, wait, run)
+	), cleared AS (
+		DELETE FROM queue_minutes WHERE minute = $1 AND (queue, kind) NOT IN (SELECT queue, kind FROM new)
 	), written AS (
 		INSERT INTO queue_minutes (queue, minute, kind, succeeded, dead, wait, run)
-		SELECT q, $1, k, s, d, w, r FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])
-			AS u (q, k, s, d, w, r)
+		SELECT queue, $1, kind, succeeded, dead, wait, run FROM new
 		ON CONFLICT (queue, minute, kind) DO UPDATE SET succeeded = excluded.succeeded, dead = excluded.dead,
 			wait = excluded.wait, run = excluded.run
 		RETURNING 1
+	), pairs AS (
+		SELECT queue, kind FROM new UNION SELECT queue, kind FROM queue_minutes WHERE minute = $1
+	), summed AS (
+		SELECT queue, kind, sum(succeeded)::bigint AS succeeded, sum(dead)::bigint AS dead,
+			string_agg(wait, ',' ORDER BY minute) AS wait, string_agg(run, ',' ORDER BY minute) AS run FROM (
+			SELECT m.queue, m.minute, m.kind, m.succeeded, m.dead, m.wait, m.run FROM pairs p
+				JOIN queue_minutes m ON m.queue = p.queue AND m.kind = p.kind
+				WHERE m.minute >= $10::timestamptz AND m.minute < $10::timestamptz + interval '1 hour' AND m.minute <> $1
+			UNION ALL
+			SELECT queue, $1::timestamptz, kind, succeeded, dead, wait, run FROM new
+		) m GROUP BY queue, kind
+	), hours AS (
+		INSERT INTO queue_minute_hours (queue, hour, kind, succeeded, dead, wait, run)
+		SELECT queue, $10::timestamptz, kind, succeeded, dead, wait, run FROM summed
+		ON CONFLICT (queue, hour, kind) DO UPDATE SET succeeded = excluded.succeeded, dead = excluded.dead,
+			wait = excluded.wait, run = excluded.run
+	), hours_cleared AS (
+		DELETE FROM queue_minute_hours WHERE hour = $10::timestamptz
+			AND (queue, kind) IN (SELECT queue, kind FROM pairs) AND (queue, kind) NOT IN (SELECT queue, kind FROM summed)
 	), dropped AS (
 		DELETE FROM queue_minutes WHERE (queue, minute, kind) IN (
 			SELECT queue, minute, kind FROM queue_minutes WHERE minute < $8 LIMIT $9)
 		RETURNING 1
+	), dropped_hours AS (
+		DELETE FROM queue_minute_hours WHERE (queue, hour, kind) IN (
+			SELECT queue, hour, kind FROM queue_minute_hours WHERE hour <= $8::timestamptz - interval '1 hour' LIMIT $9)
 	)
 	SELECT (SELECT count(*) FROM written) + (SELECT count(*) FROM dropped)`
 
@@ -76,21 +103,30 @@ func (s *Store) QueueMinuteRoll(ctx context.Context, p *store.QueueMinuteRollPar
 	}
 	var n int
 	err = s.lax.QueryRow(ctx, minutesWriteSQL, from, qs, ks, ss, ds, ws, rs,
-		p.Now.Add(-store.DepthRetention), store.DepthPruneBatch).Scan(&n)
+		p.Now.Add(-store.DepthRetention), store.DepthPruneBatch, from.Truncate(time.Hour)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("record a rolled minute: %w", err)
 	}
 	return n, nil
 }
 
-// QueueMinuteList reads one range of the primary key, per step.
+// QueueMinuteList reads the hours the range holds whole from
+// queue_minute_hours when the step is a whole number of hours, and the
+// rest from queue_minutes (see store.WholeHours): each one range of a primary
+// key.
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from := later(p.Since.UTC().Truncate(time.Minute), p.Until.Add(-time.Duration(store.MaxDepthMinutes)*time.Minute))
+	h0, h1 := store.WholeHours(from, p.Until, p.StepMinutes())
 	// Summed per step and kind; the histograms' texts are joined, and
 	// ParseHistogram adds up the buckets that repeat.
-	rows, err := s.pool.Query(ctx, `SELECT to_timestamp(extract(epoch FROM minute)::bigint / (60 * $4::bigint) * 60 * $4::bigint),
-			kind, sum(succeeded)::bigint, sum(dead)::bigint, string_agg(wait, ','), string_agg(run, ',') FROM queue_minutes
-		WHERE queue = $1 AND minute >= $2 AND minute < $3 GROUP BY 1, kind ORDER BY 1, kind`, p.Queue, from, p.Until, p.StepMinutes())
+	rows, err := s.pool.Query(ctx, `SELECT to_timestamp(extract(epoch FROM t)::bigint / (60 * $4::bigint) * 60 * $4::bigint),
+			kind, sum(succeeded)::bigint, sum(dead)::bigint, string_agg(wait, ','), string_agg(run, ',') FROM (
+			SELECT hour AS t, kind, succeeded, dead, wait, run FROM queue_minute_hours WHERE queue = $1 AND hour >= $5 AND hour < $6
+			UNION ALL
+			SELECT minute, kind, succeeded, dead, wait, run FROM queue_minutes WHERE queue = $1 AND minute >= $2 AND minute < $5
+			UNION ALL
+			SELECT minute, kind, succeeded, dead, wait, run FROM queue_minutes WHERE queue = $1 AND minute >= $6 AND minute < $3
+		) r GROUP BY 1, kind ORDER BY 1, kind`, p.Queue, from, p.Until, p.StepMinutes(), h0, h1)
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}

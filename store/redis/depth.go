@@ -32,14 +32,16 @@ func (s *Store) QueueDepthRoll(ctx context.Context, p *store.QueueDepthRollParam
 	return int(n), nil
 }
 
-// QueueDepthList reads one score range of the queue's depth zset.
+// QueueDepthList reads the hours the range holds whole from the queue's
+// zset of each hour's deepest sample, when the step is a whole number of
+// hours, and the rest from its depth zset (store.WholeHours).
 func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParams) ([]store.QueueDepth, error) {
 	from := p.Since.UTC().Truncate(time.Minute)
 	if floor := p.Until.Add(-time.Duration(store.MaxDepthMinutes) * time.Minute); floor.After(from) {
 		from = floor
 	}
-	members, err := s.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.prefix + "{" + p.Queue + "}:depth", ByScore: true,
-		Start: unixMS(from), Stop: "(" + unixMS(p.Until)}).Result()
+	h0, h1 := store.WholeHours(from, p.Until, p.DepthStepMinutes())
+	members, err := s.zranges(ctx, p.Queue, zrange{"depth", from, h0}, zrange{"dh", h0, h1}, zrange{"depth", h1, p.Until})
 	if err != nil {
 		return nil, fmt.Errorf("list the depth of %q: %w", p.Queue, err)
 	}
@@ -64,4 +66,31 @@ func (s *Store) QueueDepthList(ctx context.Context, p *store.QueueDepthListParam
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// zrange is a score range [from, to) of one of a queue's zsets.
+type zrange struct {
+	set      string
+	from, to time.Time
+}
+
+// zranges reads ranges of queue q's zsets in one round trip and returns
+// their members in the order of the ranges.
+func (s *Store) zranges(ctx context.Context, q string, ranges ...zrange) ([]string, error) {
+	cmds := make([]*goredis.StringSliceCmd, len(ranges))
+	_, err := s.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+		for i, r := range ranges {
+			cmds[i] = pl.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.qkey(q, r.set), ByScore: true,
+				Start: unixMS(r.from), Stop: "(" + unixMS(r.to)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var members []string
+	for _, c := range cmds {
+		members = append(members, c.Val()...)
+	}
+	return members, nil
 }

@@ -24,18 +24,30 @@ var _ store.Insights = (*Store)(nil)
 //	              newest 10000 kept; written by recover.lua
 
 // insightsBatch bounds the index entries one list call examines: a filter
-// no index serves (a kind, a dead reason, an attempt) is applied to at most
-// this many entries, and the page's cursor goes on from where they ended.
+// no index serves (a dead reason, an attempt) is applied to at most this
+// many entries, and the page's cursor goes on from where they ended.
 const insightsBatch = 1000
 
 func insightsLimit(n int) int { return store.LimitOr(n, store.DefaultInsightsLimit) }
 
 // JobListDead lists dead jobs newest finished first, from the per-queue
-// dead sets.
+// dead sets, or with a kind from the per-queue dead sets of that kind
+// (lib_job.lua's dkkey): a kind no dead job has is an empty read, however
+// many dead jobs other kinds have. Only a dead reason is a filter the sets
+// do not serve, applied to a window of insightsBatch entries; without one,
+// every entry matches, and each queue need offer no more entries than the
+// page holds (and the cursor's own entry, read again).
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
 	limit := insightsLimit(p.Limit)
-	return s.zpage(ctx, "dead", true, p.Queue, p.Cursor, max(limit, insightsBatch), limit, p.Kind, string(p.Reason), false,
-		p.MaxBytes)
+	z := zlist{name: "dead", set: "dead", desc: true, state: string(store.StateDead), batch: limit + 1,
+		kind: p.Kind, reason: string(p.Reason)}
+	if p.Kind != "" {
+		z.set = "dk:" + p.Kind
+	}
+	if p.Reason != "" {
+		z.batch = max(limit, insightsBatch)
+	}
+	return s.zpage(ctx, &z, p.Queue, p.Cursor, limit, p.MaxBytes)
 }
 
 // JobListRetrying lists scheduled jobs with attempt > 0, soonest run_at
@@ -45,26 +57,39 @@ func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*s
 // entries than the page holds (and the cursor's own entry, read again).
 func (s *Store) JobListRetrying(ctx context.Context, p *store.JobListRetryingParams) (*store.JobPage, error) {
 	limit := insightsLimit(p.Limit)
-	return s.zpage(ctx, "retry", false, p.Queue, p.Cursor, limit+1, limit, "", "", true, p.MaxBytes)
+	z := zlist{name: "retrying", set: "retry", batch: limit + 1, retrying: true}
+	return s.zpage(ctx, &z, p.Queue, p.Cursor, limit, p.MaxBytes)
 }
 
-// zpage runs zpage.lua once: up to batch entries of each queue's set, at
+// zlist is what zpage.lua reads: a per-queue sorted set and the filters
+// applied to its entries' jobs.
+type zlist struct {
+	name  string // for errors
+	set   string // the set's key suffix
+	desc  bool   // highest score first
+	state string // the state the set holds, checked again on each job ("": none)
+	// batch is how many entries of each queue's set one call examines.
+	batch        int
+	kind, reason string // "": any
+	retrying     bool   // keep only retrying jobs
+}
+
+// zpage runs zpage.lua once: up to z.batch entries of each queue's set, at
 // most limit matches, at most maxBytes of them (store.Budget). The cursor is
 // "<score>:<id>" of the last entry examined.
-func (s *Store) zpage(ctx context.Context, set string, desc bool, queue, cursor string, batch, limit int,
-	kind, reason string, retrying bool, maxBytes int) (*store.JobPage, error) {
+func (s *Store) zpage(ctx context.Context, z *zlist, queue, cursor string, limit, maxBytes int) (*store.JobPage, error) {
 	cscore, cid := "", ""
 	if cursor != "" {
 		var ok bool
 		cscore, cid, ok = strings.Cut(cursor, ":")
 		if !ok || cscore == "" {
-			return nil, fmt.Errorf("list %s: bad cursor %q", set, cursor)
+			return nil, fmt.Errorf("list %s: bad cursor %q", z.name, cursor)
 		}
 	}
-	v, err := s.call(ctx, "zpage", set, flag(desc), queue, cscore, cid, batch, limit,
-		kind, reason, flag(retrying), maxBytes)
+	v, err := s.call(ctx, "zpage", z.set, flag(z.desc), queue, cscore, cid, z.batch, limit,
+		z.kind, z.reason, flag(z.retrying), maxBytes, z.state)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", set, err)
+		return nil, fmt.Errorf("list %s: %w", z.name, err)
 	}
 	r := asSlice(v)
 	jobs, err := decodeJobs(r[0])

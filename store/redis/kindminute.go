@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/tetherq/tether/store"
 )
 
@@ -78,19 +76,22 @@ func finishedJob(queue string, f []any) store.FinishedJob {
 	return j
 }
 
-// QueueMinuteList reads one score range of the queue's zset of minutes.
+// QueueMinuteList reads the hours the range holds whole from the queue's
+// zset of hours, when the step is a whole number of hours, and the rest
+// from its zset of minutes (store.WholeHours): three score ranges, in time
+// order, in one round trip.
 func (s *Store) QueueMinuteList(ctx context.Context, p *store.QueueMinuteListParams) ([]store.KindMinute, error) {
 	from := p.Since.UTC().Truncate(time.Minute)
 	if floor := p.Until.Add(-time.Duration(store.MaxDepthMinutes) * time.Minute); floor.After(from) {
 		from = floor
 	}
-	members, err := s.rdb.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.prefix + "{" + p.Queue + "}:min", ByScore: true,
-		Start: unixMS(from), Stop: "(" + unixMS(p.Until)}).Result()
+	h0, h1 := store.WholeHours(from, p.Until, p.StepMinutes())
+	members, err := s.zranges(ctx, p.Queue, zrange{"min", from, h0}, zrange{"hr", h0, h1}, zrange{"min", h1, p.Until})
 	if err != nil {
 		return nil, fmt.Errorf("list the minutes of %q: %w", p.Queue, err)
 	}
-	// Members come by minute, then kind: a step's are together; sum each
-	// kind's within it.
+	// Members come by minute (or hour), then kind: a step's are together;
+	// sum each kind's within it.
 	out := make([]store.KindMinute, 0, len(members))
 	step := p.StepMinutes() * 60_000
 	first := 0 // where the current step's entries start in out

@@ -17,6 +17,8 @@
 //	{q}:run            zset: running jobs by lease expiry
 //	{q}:done, {q}:dead, {q}:cancelled
 //	                   zsets: finished jobs by finished_at, for retention
+//	{q}:dk:<kind>      zset: the dead jobs of one kind by finished_at, for
+//	                   JobListDead's kind filter (deadkindindex.go)
 //	{q}:ids            zset: every job of the queue, scored 0, so newest first by id
 //	{q}:m              hash: paused; limits (lim, store.Limits as JSON), slots (set
 //	                   when they count slots), the queue rate's GCRA state (tat)
@@ -41,13 +43,16 @@
 //	                   kept a week (depth.go)
 //	{q}:min            zset: what finished each minute per kind, for QueueMinuteList;
 //	                   kept a week (kindminute.go)
+//	{q}:hr             zset: the same summed per hour, rewritten with each minute
+//	                   (lib_hours.lua, minutehours.go)
 //	migrations         set: names of the one-off changes to the keys that Open
-//	                   has made (retryindex.go)
+//	                   has made (migrate.go)
 //
 // A queue's six counts are the cardinalities of its six state sets, its
 // retrying count that of its retry set. A lease costs one read and five
 // writes per job, an ack one read and five (six on a minute's first ack:
-// the throughput counter's EXPIRE).
+// the throughput counter's EXPIRE); a job's death, and its leaving dead
+// (retry, delete, prune), one write more, in its kind's dead set.
 //
 // Keys of one queue share the {queue} hash tag. Job and worker keys do not
 // (a call names only a job id or a worker id), so scripts cross hash slots:

@@ -162,13 +162,18 @@ func (s *Store) searchDrive(ctx context.Context, p *store.JobSearchParams) (stri
 }
 
 // JobListDead reads the dead-letter partial indexes, most recently finished
-// first; kind and reason filters apply in the window.
+// first: jobs_dead_kind for a kind (the queue then a filter in the window),
+// else jobs_dead_queue for a queue, else jobs_dead; the reason filter
+// applies in the window.
 func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*store.JobPage, error) {
 	l := listScan{from: "jobs INDEXED BY jobs_dead", where: "state = 'dead'",
 		order: "finished_at DESC, id DESC", keys: "finished_at AS k, id",
 		limit: store.LimitOr(p.Limit, store.DefaultInsightsLimit), maxBytes: p.MaxBytes,
 		key: func(r *jobRow) int64 { return r.FinishedAt.Int64 }, cursor: joinCursor}
-	if p.Queue != "" {
+	switch {
+	case p.Kind != "":
+		l.from, l.where, l.args = "jobs INDEXED BY jobs_dead_kind", "state = 'dead' AND kind = ?", []any{p.Kind}
+	case p.Queue != "":
 		l.from, l.where, l.args = "jobs INDEXED BY jobs_dead_queue", "state = 'dead' AND queue = ?", []any{p.Queue}
 	}
 	if p.Cursor != "" {
@@ -177,9 +182,9 @@ func (s *Store) JobListDead(ctx context.Context, p *store.JobListDeadParams) (*s
 		l.args = append(l.args, k, id)
 	}
 	var conds []string
-	if p.Kind != "" {
-		conds = append(conds, "kind = ?")
-		l.fargs = append(l.fargs, p.Kind)
+	if p.Kind != "" && p.Queue != "" {
+		conds = append(conds, "queue = ?")
+		l.fargs = append(l.fargs, p.Queue)
 	}
 	if p.Reason != "" {
 		conds = append(conds, "dead_reason = ?")

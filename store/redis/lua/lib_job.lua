@@ -79,11 +79,20 @@ end
 -- scheduled job), so the set is kept here alone.
 local function retrying(j) return j.s == 'scheduled' and num(j.a) > 0 end
 
+-- A dead job is also in its queue's dead set of its kind, by finished_at,
+-- which JobListDead reads for a kind filter: a kind with few dead jobs
+-- among many of other kinds costs a read of its own few entries, not a
+-- window of the queue's whole dead set. Like the retry set, it is kept
+-- here alone.
+local function dkkey(q, k) return qkey(q, 'dk:' .. k) end
+
 -- unindex removes id from the indexes of its state j.s.
 local function unindex(id, j)
   redis.call('ZREM', qkey(j.q, SETS[j.s]), id)
   if retrying(j) then
     redis.call('ZREM', qkey(j.q, 'retry'), id)
+  elseif j.s == 'dead' then
+    redis.call('ZREM', dkkey(j.q, j.k), id)
   elseif j.s == 'running' then
     -- A worker left holding nothing stays in holders until orphans.lua
     -- finds it silent: that keeps a SCARD off every settle.
@@ -97,6 +106,8 @@ local function index(id, j)
   redis.call('ZADD', qkey(j.q, SETS[j.s]), score(j), id)
   if retrying(j) then
     redis.call('ZADD', qkey(j.q, 'retry'), j.ra, id)
+  elseif j.s == 'dead' then
+    redis.call('ZADD', dkkey(j.q, j.k), score(j), id)
   elseif j.s == 'running' then
     redis.call('SADD', wjkey(j.w), id)
     if j.ck then redis.call('SADD', krkey(j.q, j.ck), id) end

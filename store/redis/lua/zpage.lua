@@ -1,19 +1,20 @@
 -- lib: base job
--- zpage reads one batch of a per-queue sorted set of jobs (dead by
--- finished_at, newest first; retry by run_at, soonest first) for
--- insights.go, filtering by kind and dead reason. ARGV: prefix, set suffix,
--- '1' for descending, queue ('' all), cursor score ('' none), cursor id,
--- batch size, wanted, kind ('' any), dead reason ('' any), '1' to keep only
--- retrying jobs (scheduled, attempt > 0: what the retry set holds, checked
--- again on the job), byte budget (0 none; list.lua stops on it alike). It
--- examines up to batch entries after the cursor
--- (score, then id) and replies {matches (at most wanted), last score, last
--- id, 1 if no entry is left}.
+-- zpage reads one batch of a per-queue sorted set of jobs (dead or dead of
+-- one kind by finished_at, newest first; retry by run_at, soonest first)
+-- for insights.go, filtering by kind and dead reason. ARGV: prefix, set
+-- suffix, '1' for descending, queue ('' all), cursor score ('' none),
+-- cursor id, batch size, wanted, kind ('' any), dead reason ('' any), '1'
+-- to keep only retrying jobs (scheduled, attempt > 0: what the retry set
+-- holds, checked again on the job), byte budget (0 none; list.lua stops on
+-- it alike), state ('' any: the state the set holds, checked again on the
+-- job). It examines up to batch entries after the cursor (score, then id)
+-- and replies {matches (at most wanted), last score, last id, 1 if no entry
+-- is left}.
 local suffix, desc, queue = ARGV[2], ARGV[3] == '1', ARGV[4]
 local cscore, cid = ARGV[5], ARGV[6]
 local batch, wanted = tonumber(ARGV[7]), tonumber(ARGV[8])
 local kind, reason, retries = ARGV[9], ARGV[10], ARGV[11] == '1'
-local budget = tonumber(ARGV[12])
+local budget, state = tonumber(ARGV[12]), ARGV[13]
 local queues = {queue}
 if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
 
@@ -86,7 +87,7 @@ for i = 1, #cands do
   examined, lscore, lid = i, fmt(c.s), c.id
   local j = load(c.id)
   if j and (kind == '' or j.k == kind) and (reason == '' or j.dr == reason)
-      and (not retries or retrying(j)) then
+      and (state == '' or j.s == state) and (not retries or retrying(j)) then
     local r = reply(c.id, j)
     out[#out + 1] = r
     used = used + weight(r, j)
