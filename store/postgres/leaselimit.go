@@ -217,12 +217,19 @@ func (a *admitted) read(ctx context.Context, tx pgx.Tx, queue string, kinds []st
 		}
 		after = &cands[len(cands)-1]
 	}
-	// The budget ran out before a page: were there jobs it held back?
+	// The budget ran out before a page: were there jobs it held back? (A
+	// page of one, not EXISTS, which drops the ORDER BY and may then scan
+	// the table's history in physical order for the first match.)
 	query, args := candidateQuery(queue, kinds, nil, after, 1, false)
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (`+query+`)`, append([]any{planPerCall}, args...)...).Scan(&more); err != nil {
+	var c candidate
+	err = tx.QueryRow(ctx, query, append([]any{planPerCall}, args...)...).Scan(&c.id, &c.priority, &c.runAt, &c.key)
+	if isNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
 		return false, fmt.Errorf("probe candidates of %q: %w", queue, err)
 	}
-	return more, nil
+	return true, nil
 }
 
 // candidateQuery reads up to page available jobs of queue after the
@@ -244,7 +251,10 @@ func candidateQuery(queue string, kinds, excluded []string, after *candidate, pa
 		b.WriteString(` AND (priority < ` + p + ` OR (priority = ` + p + ` AND (run_at, id) > (` +
 			arg(after.runAt) + `::timestamptz, ` + arg(after.id) + `::uuid)))`)
 	}
-	b.WriteString(` ORDER BY priority DESC, run_at, id LIMIT ` + arg(page))
+	// jobs.id, not a bare id: ORDER BY takes a bare name for the output
+	// column, here id::text, which no index orders; each lease would then
+	// sort the queue's backlog (all of it, with rows of one run_at).
+	b.WriteString(` ORDER BY priority DESC, run_at, jobs.id LIMIT ` + arg(page))
 	if lock {
 		b.WriteString(` FOR UPDATE SKIP LOCKED`)
 	}
