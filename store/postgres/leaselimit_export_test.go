@@ -1,6 +1,19 @@
 package postgres
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PipeTxForTest runs fn as pipeTx runs a transaction's batches.
+func (s *Store) PipeTxForTest(ctx context.Context, fn func(conn *pgx.Conn) error) error {
+	return s.pipeTx(ctx, fn)
+}
+
+// ErrLeftOpen is what pipeTx returns when fn did not commit.
+var ErrLeftOpen = errLeftOpen
 
 // CandidateQueryForTest is a limited lease's read of queue's candidates:
 // a first page, or with after a later one past a job of priority 0 at
