@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,15 +18,18 @@ import (
 
 // candidate is an available job a limited lease considered.
 type candidate struct {
-	queue    string
-	id       string
+	queue string
+	// id is the job's uuid as its 16 bytes, which pgx sends and reads in
+	// binary; as text, or as a uuid.UUID (a driver.Valuer, so pgx encodes
+	// its text), the update's 100 ids took a tenth of the lease's CPU.
+	id       [16]byte
 	priority int
 	runAt    time.Time
 	key      *string
 }
 
 func candidateOrder(a, b candidate) int {
-	return cmp.Or(cmp.Compare(b.priority, a.priority), a.runAt.Compare(b.runAt), cmp.Compare(a.id, b.id))
+	return cmp.Or(cmp.Compare(b.priority, a.priority), a.runAt.Compare(b.runAt), bytes.Compare(a.id[:], b.id[:]))
 }
 
 // admitted is what a limited lease decided for one queue.
@@ -183,7 +187,7 @@ func startAdmitted(ctx context.Context, conn *pgx.Conn, byQueue map[string]*admi
 	b := &pgx.Batch{}
 	if len(all) > 0 {
 		// Each call takes its share in turn, in lease order.
-		ids, owners := make([]string, len(all)), make([]string, len(all))
+		ids, owners := make([][16]byte, len(all)), make([]string, len(all))
 		k := 0
 		for _, c := range live {
 			for n := 0; n < c.max && k < len(all); n++ {
@@ -294,7 +298,7 @@ func candidateQuery(queue string, kinds, excluded []string, after *candidate, pa
 	var b strings.Builder
 	args := []any{queue}
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
-	b.WriteString(`SELECT id::text, priority, run_at, concurrency_key FROM jobs WHERE state = 'available' AND queue = $1`)
+	b.WriteString(`SELECT id, priority, run_at, concurrency_key FROM jobs WHERE state = 'available' AND queue = $1`)
 	if len(kinds) > 0 {
 		b.WriteString(` AND kind = ANY(` + arg(kinds) + `::text[])`)
 	}
@@ -307,8 +311,9 @@ func candidateQuery(queue string, kinds, excluded []string, after *candidate, pa
 			arg(after.runAt) + `::timestamptz, ` + arg(after.id) + `::uuid)))`)
 	}
 	// jobs.id, not a bare id: ORDER BY takes a bare name for the output
-	// column, here id::text, which no index orders; each lease would then
-	// sort the queue's backlog (all of it, with rows of one run_at).
+	// column, which an expression such as id::text would shadow; no index
+	// orders that, so each lease would sort the queue's backlog (all of it,
+	// with rows of one run_at).
 	b.WriteString(` ORDER BY priority DESC, run_at, jobs.id LIMIT ` + arg(page))
 	if lock {
 		b.WriteString(` FOR UPDATE SKIP LOCKED`)

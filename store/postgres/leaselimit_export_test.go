@@ -21,7 +21,7 @@ var ErrLeftOpen = errLeftOpen
 func CandidateQueryForTest(queue string, excluded []string, after bool, page int, now time.Time) (read string, readArgs []any, probe string, probeArgs []any) {
 	var from *candidate
 	if after {
-		from = &candidate{id: "00000000-0000-0000-0000-000000000000", runAt: now}
+		from = &candidate{runAt: now}
 	}
 	read, readArgs = candidateQuery(queue, nil, excluded, from, page, true)
 	probe, probeArgs = candidateQuery(queue, nil, excluded, from, 1, false)
