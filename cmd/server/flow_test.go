@@ -15,7 +15,10 @@ import (
 
 // Flow control across two replicas on one shared store, as a user checks
 // it: with concurrency 3 and workers on both, running never exceeds 3 in
-// any sample and no four deliveries overlap in time; an ack on one replica
+// any sample and no four deliveries overlap in time; with a rate of 5 a
+// second no second holds more than 5 starts; with key_concurrency 1 no
+// two jobs of a key run at once while other keys run beside them, and
+// throttled jobs keep attempt 0; an ack on one replica
 // frees the slot for a long-poll waiting on the other within a second; a
 // silent worker's slot comes back within dead-after + 2 ticks.
 func TestFlowAcrossReplicas(t *testing.T) {
@@ -36,6 +39,8 @@ func testFlowReplicas(t *testing.T, storeURL string) {
 	}
 	enqueue(t, a, "capped", 40)
 	testCapHolds(t, []*client.Client{a, b}, urls[0], capN, 40)
+	testRateHolds(t, []*client.Client{a, b})
+	testKeysHold(t, []*client.Client{a, b})
 
 	one := 1
 	if err := b.SetQueueLimits(ctx, "one", client.QueueLimits{Concurrency: &one}); err != nil {
@@ -93,96 +98,115 @@ func longPoll(ctx context.Context, c *client.Client, worker, queue string) <-cha
 // capN+1 deliveries (lease answered to ack sent, inside the store's own
 // running span) may overlap.
 func testCapHolds(t *testing.T, cs []*client.Client, url string, capN, total int) {
+	ctx, cancel := context.WithCancel(t.Context())
+	peak, samples := 0, 0
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for ctx.Err() == nil {
+			if n, ok := runningIn(ctx, url, "capped"); ok {
+				peak, samples = max(peak, n), samples+1
+			}
+		}
+	}()
+	got := work(t, cs, "capped", total, 20*time.Millisecond)
+	cancel()
+	<-sampled
+	if peak > capN || samples == 0 {
+		t.Errorf("running peaked at %d in %d samples, want at most %d", peak, samples, capN)
+	}
+	if most := mostAtOnce(got); most > capN {
+		t.Errorf("%d deliveries overlapped in time under a cap of %d", most, capN)
+	}
+}
+
+// delivery is one job as a test worker held it: from the lease's answer
+// to the ack's sending, on the test's clock. The span lies inside the
+// job's running span in the store, so deliveries that overlap here ran at
+// once there.
+type delivery struct {
+	id, key  string
+	from, to time.Time
+}
+
+// work has three workers per client lease queue (up to 2 jobs a lease,
+// long-polling) and hold their jobs for hold before acking them, until
+// total are acked; it returns the deliveries in the order of their acks.
+// (The hold is the work itself, not a wait for something to happen.)
+func work(t *testing.T, cs []*client.Client, queue string, total int, hold time.Duration) []delivery {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	type span struct{ from, to time.Time }
 	var (
-		mu    sync.Mutex
-		spans []span
-		done  int
-		wg    sync.WaitGroup
+		mu  sync.Mutex
+		got []delivery
+		wg  sync.WaitGroup
 	)
 	for ci, c := range cs {
 		for w := range 3 {
 			wg.Go(func() {
-				worker := fmt.Sprintf("w-%d-%d", ci, w)
+				worker := fmt.Sprintf("%s-w-%d-%d", queue, ci, w)
 				for {
 					mu.Lock()
-					finished := done >= total
+					finished := len(got) >= total
 					mu.Unlock()
 					if finished || ctx.Err() != nil {
 						return
 					}
-					jobs, err := c.Lease(ctx, client.LeaseRequest{WorkerID: worker, Queues: []string{"capped"}, Max: 2, WaitMS: 500})
+					jobs, err := c.Lease(ctx, client.LeaseRequest{WorkerID: worker, Queues: []string{queue}, Max: 2, WaitMS: 500})
 					if err != nil {
 						return
 					}
 					from := time.Now()
-					time.Sleep(20 * time.Millisecond) // the work
+					time.Sleep(hold) // the work
 					to := time.Now()
 					for _, j := range jobs {
 						if _, err := c.Ack(ctx, j.ID, j.Lease.Token, nil); err != nil {
 							t.Errorf("ack: %v", err)
 							return
 						}
+						d := delivery{id: j.ID, from: from, to: to}
+						if j.ConcurrencyKey != nil {
+							d.key = *j.ConcurrencyKey
+						}
+						mu.Lock()
+						got = append(got, d)
+						mu.Unlock()
 					}
-					mu.Lock()
-					for range jobs {
-						spans = append(spans, span{from, to})
-					}
-					done += len(jobs)
-					mu.Unlock()
 				}
 			})
 		}
 	}
-	peak, samples := 0, 0
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for ctx.Err() == nil {
-			mu.Lock()
-			finished := done >= total
-			mu.Unlock()
-			if finished {
-				return
-			}
-			if n, ok := runningIn(ctx, url, "capped"); ok {
-				peak, samples = max(peak, n), samples+1
-			}
-		}
-	}()
 	wg.Wait()
-	<-sampled
-	if done != total {
-		t.Fatalf("worked %d of %d jobs", done, total)
+	if len(got) != total {
+		t.Fatalf("worked %d of %d jobs of %s", len(got), total, queue)
 	}
-	if peak > capN || samples == 0 {
-		t.Errorf("running peaked at %d in %d samples, want at most %d", peak, samples, capN)
-	}
-	// The most spans open at once: sweep their ends in time order.
+	return got
+}
+
+// mostAtOnce is the most deliveries open at once: their ends swept in
+// time order, an end before a start at the same instant.
+func mostAtOnce(ds []delivery) int {
 	type edge struct {
 		at   time.Time
 		open int
 	}
 	var edges []edge
-	for _, s := range spans {
-		edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
+	for _, d := range ds {
+		edges = append(edges, edge{d.from, 1}, edge{d.to, -1})
 	}
 	slices.SortFunc(edges, func(x, y edge) int {
 		if c := x.at.Compare(y.at); c != 0 {
 			return c
 		}
-		return x.open - y.open // an end before a start at the same instant
+		return x.open - y.open
 	})
 	open, most := 0, 0
 	for _, e := range edges {
 		open += e.open
 		most = max(most, open)
 	}
-	if most > capN {
-		t.Errorf("%d deliveries overlapped in time under a cap of %d", most, capN)
-	}
+	return most
 }
 
 // runningIn reads queue's running count from GET /v1/queues.

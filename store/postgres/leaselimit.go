@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,14 +18,18 @@ import (
 
 // candidate is an available job a limited lease considered.
 type candidate struct {
-	id       string
+	queue string
+	// id is the job's uuid as its 16 bytes, which pgx sends and reads in
+	// binary; as text, or as a uuid.UUID (a driver.Valuer, so pgx encodes
+	// its text), the update's 100 ids took a tenth of the lease's CPU.
+	id       [16]byte
 	priority int
 	runAt    time.Time
 	key      *string
 }
 
 func candidateOrder(a, b candidate) int {
-	return cmp.Or(cmp.Compare(b.priority, a.priority), a.runAt.Compare(b.runAt), cmp.Compare(a.id, b.id))
+	return cmp.Or(cmp.Compare(b.priority, a.priority), a.runAt.Compare(b.runAt), bytes.Compare(a.id[:], b.id[:]))
 }
 
 // admitted is what a limited lease decided for one queue.
@@ -45,8 +50,13 @@ type admitted struct {
 // counted from job state (the rows marked limited); candidates pass the
 // queue's store.Gate in lease order for the batch's total; the queues'
 // admitted jobs merge in lease order, each call taking its share in turn,
-// all in one UPDATE; the gates are then replayed over the jobs leased so
+// all in one UPDATE; the gates are then replayed over the jobs started so
 // the rate state spends only real starts.
+//
+// The transaction is three round trips (pipeTx): the begin, the workers'
+// sign of life and each queue's lock and counts; the candidates (a page
+// per queue, more only when a key's flood fills one); the update, the
+// rate state, the throttle counts and the commit.
 func (s *Store) leaseLimited(ctx context.Context, queues, kinds []string, batch []*leaseCall) {
 	if s.leases.before != nil {
 		s.leases.before(len(batch))
@@ -75,58 +85,13 @@ func (s *Store) leaseLimited(ctx context.Context, queues, kinds []string, batch 
 	defer cancel()
 	var leased []*store.Job
 	var byQueue map[string]*admitted
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		leased, byQueue = nil, map[string]*admitted{}
-		if _, err := tx.Exec(ctx, `INSERT INTO workers (id, started_at, last_heartbeat_at)
-			SELECT w, $2, $2 FROM unnest($1::text[]) w
-			ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at`, workers, p.Now); err != nil {
-			return fmt.Errorf("touch workers %q: %w", workers, err)
+	err := s.pipeTx(ctx, func(conn *pgx.Conn) error {
+		var err error
+		if byQueue, err = admitQueues(ctx, conn, workers, p); err != nil {
+			return err
 		}
-		ordered := slices.Clone(queues)
-		slices.Sort(ordered) // one lock order for every lease
-		var all []candidate
-		for _, q := range ordered {
-			a, err := admitQueue(ctx, tx, q, p)
-			if err != nil {
-				return err
-			}
-			if a != nil {
-				byQueue[q] = a
-				all = append(all, a.jobs...)
-			}
-		}
-		slices.SortFunc(all, candidateOrder)
-		all = all[:min(len(all), p.Max)]
-		if len(all) == 0 {
-			return nil
-		}
-		// Each call takes its share in turn, in lease order.
-		ids, owners := make([]string, len(all)), make([]string, len(all))
-		k := 0
-		for _, c := range live {
-			for n := 0; n < c.max && k < len(all); n++ {
-				ids[k], owners[k] = all[k].id, c.worker
-				k++
-			}
-		}
-		var limited []string
-		for q, a := range byQueue {
-			if !a.params.Limits.None() {
-				limited = append(limited, q)
-			}
-		}
-		rows, err := scanJobs(tx.Query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = b.owner,
-			started_at = $3, expires_at = $3::timestamptz + timeout_ms * interval '1 millisecond',
-			token = encode(sha256(convert_to((SELECT `+statementKey+`) || id::text, 'UTF8')), 'hex'),
-			attempt_id = md5((SELECT `+statementKey+`) || id::text)::uuid,
-			limited = queue = ANY($4)
-			FROM unnest($1::uuid[], $2::text[]) AS b(picked, owner)
-			WHERE id = b.picked RETURNING `+jobColumns, ids, owners, p.Now, limited))
-		if err != nil {
-			return fmt.Errorf("lease from %q: %w", queues, err)
-		}
-		leased = leaseOrder(jobs(rows))
-		return writeRates(ctx, tx, byQueue, leased)
+		leased, err = startAdmitted(ctx, conn, byQueue, live, p)
+		return err
 	})
 	if err != nil {
 		for _, c := range live {
@@ -150,21 +115,115 @@ func (s *Store) leaseLimited(ctx context.Context, queues, kinds []string, batch 
 	}
 }
 
-// admitQueue takes queue's row and reads its candidates through its gate;
-// nil when the queue is paused. A queue without limits (or whose limits
-// were cleared meanwhile) passes up to Max.
-func admitQueue(ctx context.Context, tx pgx.Tx, queue string, p *store.JobLeaseParams) (*admitted, error) {
-	gp, paused, err := lockQueue(ctx, tx, queue, p)
-	if err != nil || paused {
-		return nil, err
+// admitQueues begins the lease's transaction on conn and admits each
+// queue's candidates through its gate, a queue without limits (or whose
+// limits were cleared meanwhile) up to Max; a paused queue is left out.
+// The begin, the workers' sign of life and every queue's lock and counts
+// go out in one batch (lockQueue), the queues in name order: one lock
+// order for every lease.
+func admitQueues(ctx context.Context, conn *pgx.Conn, workers []string, p *store.JobLeaseParams) (map[string]*admitted, error) {
+	ordered := slices.Clone(p.Queues)
+	slices.Sort(ordered)
+	b := &pgx.Batch{}
+	b.Queue(`begin`)
+	b.Queue(`INSERT INTO workers (id, started_at, last_heartbeat_at)
+		SELECT w, $2, $2 FROM unnest($1::text[]) w
+		ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at`, workers, p.Now)
+	for _, q := range ordered {
+		queueLock(b, q)
 	}
-	a := &admitted{gate: store.NewGate(gp), params: gp, keyTATs: map[string]int64{}}
-	more, err := a.read(ctx, tx, queue, p.Kinds)
-	if err != nil {
-		return nil, err
+	res := conn.SendBatch(ctx, b)
+	defer res.Close()
+	if _, err := res.Exec(); err != nil {
+		return nil, fmt.Errorf("begin a lease of %q: %w", p.Queues, err)
 	}
-	a.gate.Done(more)
-	return a, nil
+	if _, err := res.Exec(); err != nil {
+		return nil, fmt.Errorf("touch workers %q: %w", workers, err)
+	}
+	gps, paused := make([]store.GateParams, len(ordered)), make([]bool, len(ordered))
+	for i, q := range ordered {
+		var err error
+		if gps[i], paused[i], err = lockQueue(res, q, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := res.Close(); err != nil {
+		return nil, fmt.Errorf("lock queues %q: %w", ordered, err)
+	}
+	byQueue := map[string]*admitted{}
+	for i, q := range ordered {
+		if paused[i] {
+			continue
+		}
+		a := &admitted{gate: store.NewGate(gps[i]), params: gps[i], keyTATs: map[string]int64{}}
+		more, err := a.read(ctx, conn, q, p.Kinds)
+		if err != nil {
+			return nil, err
+		}
+		a.gate.Done(more)
+		byQueue[q] = a
+	}
+	return byQueue, nil
+}
+
+// startAdmitted starts the admitted jobs and commits, in one batch: the
+// queues' admitted jobs merge in lease order and each call of live takes
+// its share in turn, all in one UPDATE; the rate state their starts moved
+// and the throttle counts follow, then the commit. The rates are replayed
+// over the jobs picked rather than over those the update returns, which
+// it cannot wait for: every picked row is locked by this transaction
+// since it was read available, so the update starts every one of them.
+func startAdmitted(ctx context.Context, conn *pgx.Conn, byQueue map[string]*admitted, live []*leaseCall, p *store.JobLeaseParams) ([]*store.Job, error) {
+	var all []candidate
+	var limited []string
+	for q, a := range byQueue {
+		all = append(all, a.jobs...)
+		if !a.params.Limits.None() {
+			limited = append(limited, q)
+		}
+	}
+	slices.SortFunc(all, candidateOrder)
+	all = all[:min(len(all), p.Max)]
+	b := &pgx.Batch{}
+	if len(all) > 0 {
+		// Each call takes its share in turn, in lease order.
+		ids, owners := make([][16]byte, len(all)), make([]string, len(all))
+		k := 0
+		for _, c := range live {
+			for n := 0; n < c.max && k < len(all); n++ {
+				ids[k], owners[k] = all[k].id, c.worker
+				k++
+			}
+		}
+		b.Queue(`UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = b.owner,
+			started_at = $3, expires_at = $3::timestamptz + timeout_ms * interval '1 millisecond',
+			token = encode(sha256(convert_to((SELECT `+statementKey+`) || id::text, 'UTF8')), 'hex'),
+			attempt_id = md5((SELECT `+statementKey+`) || id::text)::uuid,
+			limited = queue = ANY($4)
+			FROM unnest($1::uuid[], $2::text[]) AS b(picked, owner)
+			WHERE id = b.picked RETURNING `+jobColumns, ids, owners, p.Now, limited)
+	}
+	writes := queueRates(b, byQueue, all)
+	b.Queue(`commit`)
+	res := conn.SendBatch(ctx, b)
+	defer res.Close()
+	var leased []*store.Job
+	if len(all) > 0 {
+		rows, err := scanJobs(res.Query())
+		if err != nil {
+			return nil, fmt.Errorf("lease from %q: %w", p.Queues, err)
+		}
+		leased = leaseOrder(jobs(rows))
+	}
+	for _, what := range writes {
+		if _, err := res.Exec(); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	if _, err := res.Exec(); err != nil {
+		return nil, fmt.Errorf("commit a lease of %q: %w", p.Queues, err)
+	}
+	return leased, res.Close()
 }
 
 // read walks queue's available jobs in lease order, a page at a time,
@@ -173,7 +232,7 @@ func admitQueue(ctx context.Context, tx pgx.Tx, queue string, p *store.JobLeaseP
 // jobs do. It reports whether jobs were left unread. Each page excludes
 // every key found full so far, so a flood of one key's jobs costs at most
 // one page.
-func (a *admitted) read(ctx context.Context, tx pgx.Tx, queue string, kinds []string) (more bool, err error) {
+func (a *admitted) read(ctx context.Context, tx querier, queue string, kinds []string) (more bool, err error) {
 	var after *candidate
 	held := map[string]bool{} // keys a key rate refused at this instant
 	for a.gate.Budget() > 0 {
@@ -189,7 +248,7 @@ func (a *admitted) read(ctx context.Context, tx pgx.Tx, queue string, kinds []st
 		if err != nil {
 			return false, fmt.Errorf("read candidates of %q: %w", queue, err)
 		}
-		var c candidate
+		c := candidate{queue: queue}
 		cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
 			err := r.Scan(&c.id, &c.priority, &c.runAt, &c.key)
 			return c, err
@@ -217,12 +276,19 @@ func (a *admitted) read(ctx context.Context, tx pgx.Tx, queue string, kinds []st
 		}
 		after = &cands[len(cands)-1]
 	}
-	// The budget ran out before a page: were there jobs it held back?
+	// The budget ran out before a page: were there jobs it held back? (A
+	// page of one, not EXISTS, which drops the ORDER BY and may then scan
+	// the table's history in physical order for the first match.)
 	query, args := candidateQuery(queue, kinds, nil, after, 1, false)
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (`+query+`)`, append([]any{planPerCall}, args...)...).Scan(&more); err != nil {
+	var c candidate
+	err = tx.QueryRow(ctx, query, append([]any{planPerCall}, args...)...).Scan(&c.id, &c.priority, &c.runAt, &c.key)
+	if isNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
 		return false, fmt.Errorf("probe candidates of %q: %w", queue, err)
 	}
-	return more, nil
+	return true, nil
 }
 
 // candidateQuery reads up to page available jobs of queue after the
@@ -232,7 +298,7 @@ func candidateQuery(queue string, kinds, excluded []string, after *candidate, pa
 	var b strings.Builder
 	args := []any{queue}
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
-	b.WriteString(`SELECT id::text, priority, run_at, concurrency_key FROM jobs WHERE state = 'available' AND queue = $1`)
+	b.WriteString(`SELECT id, priority, run_at, concurrency_key FROM jobs WHERE state = 'available' AND queue = $1`)
 	if len(kinds) > 0 {
 		b.WriteString(` AND kind = ANY(` + arg(kinds) + `::text[])`)
 	}
@@ -244,7 +310,11 @@ func candidateQuery(queue string, kinds, excluded []string, after *candidate, pa
 		b.WriteString(` AND (priority < ` + p + ` OR (priority = ` + p + ` AND (run_at, id) > (` +
 			arg(after.runAt) + `::timestamptz, ` + arg(after.id) + `::uuid)))`)
 	}
-	b.WriteString(` ORDER BY priority DESC, run_at, id LIMIT ` + arg(page))
+	// jobs.id, not a bare id: ORDER BY takes a bare name for the output
+	// column, which an expression such as id::text would shadow; no index
+	// orders that, so each lease would sort the queue's backlog (all of it,
+	// with rows of one run_at).
+	b.WriteString(` ORDER BY priority DESC, run_at, jobs.id LIMIT ` + arg(page))
 	if lock {
 		b.WriteString(` FOR UPDATE SKIP LOCKED`)
 	}
@@ -252,7 +322,7 @@ func candidateQuery(queue string, kinds, excluded []string, after *candidate, pa
 }
 
 // keyTAT hands the gate a key's rate state, read once per key.
-func (a *admitted) keyTAT(ctx context.Context, tx pgx.Tx, queue, key string) error {
+func (a *admitted) keyTAT(ctx context.Context, tx querier, queue, key string) error {
 	if _, read := a.keyTATs[key]; read {
 		return nil
 	}
@@ -266,14 +336,16 @@ func (a *admitted) keyTAT(ctx context.Context, tx pgx.Tx, queue, key string) err
 	return nil
 }
 
-// writeRates replays each limited queue's gate over the jobs it leased
-// (in lease order), writes the rate state they moved, and counts the
-// limits that held jobs back.
-func writeRates(ctx context.Context, tx pgx.Tx, byQueue map[string]*admitted, leased []*store.Job) error {
+// queueRates queues on b, for each limited queue, the writes of the rate
+// state that a replay of its gate over its jobs in picked (in lease order)
+// moved, and the counts of the limits that held jobs back. It returns
+// what each queued write is, for its error.
+func queueRates(b *pgx.Batch, byQueue map[string]*admitted, picked []candidate) []string {
 	keys := map[string][]*string{}
-	for _, j := range leased {
-		keys[j.Queue] = append(keys[j.Queue], j.ConcurrencyKey)
+	for _, c := range picked {
+		keys[c.queue] = append(keys[c.queue], c.key)
 	}
+	var writes []string
 	for q, a := range byQueue {
 		if a.params.Limits.None() {
 			continue
@@ -286,40 +358,39 @@ func writeRates(ctx context.Context, tx pgx.Tx, byQueue map[string]*admitted, le
 			replay.Admit(k)
 		}
 		if tat, changed := replay.TAT(); changed {
-			if _, err := tx.Exec(ctx, `UPDATE queues SET rate_tat = $2 WHERE name = $1`, q, tat); err != nil {
-				return fmt.Errorf("write rate of %q: %w", q, err)
-			}
+			b.Queue(`UPDATE queues SET rate_tat = $2 WHERE name = $1`, q, tat)
+			writes = append(writes, fmt.Sprintf("write rate of %q", q))
 		}
 		for k, tat := range replay.KeyTATs() {
-			if _, err := tx.Exec(ctx, `INSERT INTO key_rates (queue, key, tat) VALUES ($1, $2, $3)
-				ON CONFLICT (queue, key) DO UPDATE SET tat = excluded.tat`, q, k, tat); err != nil {
-				return fmt.Errorf("write rate of key %q of %q: %w", k, q, err)
-			}
+			b.Queue(`INSERT INTO key_rates (queue, key, tat) VALUES ($1, $2, $3)
+				ON CONFLICT (queue, key) DO UPDATE SET tat = excluded.tat`, q, k, tat)
+			writes = append(writes, fmt.Sprintf("write rate of key %q of %q", k, q))
 		}
 		for _, r := range a.gate.Throttled() {
-			if _, err := tx.Exec(ctx, `INSERT INTO queue_throttles (queue, reason, n) VALUES ($1, $2, 1)
-				ON CONFLICT (queue, reason) DO UPDATE SET n = queue_throttles.n + 1`, q, string(r)); err != nil {
-				return fmt.Errorf("count throttles of %q: %w", q, err)
-			}
+			b.Queue(`INSERT INTO queue_throttles (queue, reason, n) VALUES ($1, $2, 1)
+				ON CONFLICT (queue, reason) DO UPDATE SET n = queue_throttles.n + 1`, q, string(r))
+			writes = append(writes, fmt.Sprintf("count throttles of %q", q))
 		}
 	}
-	return nil
+	return writes
 }
 
-// lockQueue takes queue's row and reads what its gate needs, in one round
-// trip: the statements of a batch run one after the other, each with a
-// snapshot of its own, so the counts, which follow the lock, see every
-// lease of the queue that committed before it. Without limits the counts
-// go unused; they read a partial index of the limited running rows only.
-func lockQueue(ctx context.Context, tx pgx.Tx, queue string, p *store.JobLeaseParams) (gp store.GateParams, paused bool, err error) {
-	b := &pgx.Batch{}
+// queueLock queues on b the statements that take queue's row and read
+// what its gate needs (lockQueue reads their results). The statements of
+// a batch run one after the other, each with a snapshot of its own, so the
+// counts, which follow the lock, see every lease of the queue that
+// committed before it. Without limits the counts go unused; they read a
+// partial index of the limited running rows only.
+func queueLock(b *pgx.Batch, queue string) {
 	b.Queue(`SELECT limits::text, rate_tat, paused FROM queues WHERE name = $1 FOR UPDATE`, queue)
 	b.Queue(`SELECT count(*) FROM jobs WHERE state = 'running' AND limited AND queue = $1`, queue)
 	b.Queue(`SELECT concurrency_key, count(*) FROM jobs
 		WHERE state = 'running' AND limited AND queue = $1 AND concurrency_key IS NOT NULL
 		GROUP BY concurrency_key`, queue)
-	res := tx.SendBatch(ctx, b)
-	defer res.Close()
+}
+
+// lockQueue reads the results of queueLock's statements for queue.
+func lockQueue(res pgx.BatchResults, queue string, p *store.JobLeaseParams) (gp store.GateParams, paused bool, err error) {
 	var encoded *string
 	gp = store.GateParams{Max: p.Max, Now: p.Now}
 	err = res.QueryRow().Scan(&encoded, &gp.TAT, &paused)
@@ -345,5 +416,5 @@ func lockQueue(ctx context.Context, tx pgx.Tx, queue string, p *store.JobLeasePa
 			return gp, false, fmt.Errorf("limits of %q: %w", queue, err)
 		}
 	}
-	return gp, paused, res.Close()
+	return gp, paused, nil
 }
