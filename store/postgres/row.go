@@ -170,8 +170,16 @@ func jobs(rows []*jobRow) []*store.Job {
 // rather than failing the statement that casts it (or matching a job under
 // another spelling, which the other backends would not).
 func validID(id string) bool {
+	_, ok := parseID(id)
+	return ok
+}
+
+// parseID is validID with the id's bytes, the form pgx sends a uuid in
+// binary (a string it sends as text, after failing to encode it: a cost
+// per element in a list of ids).
+func parseID(id string) ([16]byte, bool) {
 	u, err := uuid.Parse(id)
-	return err == nil && u.String() == id
+	return u, err == nil && u.String() == id
 }
 
 func millis(v int64) time.Duration { return time.Duration(v) * time.Millisecond }

@@ -59,14 +59,16 @@ func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, 
 // and returns the ackKey of every ack that settled a job.
 func ackMany(ctx context.Context, q querier, calls []*ackCall) (map[string]bool, error) {
 	var ats []time.Time
-	var ids, tokens []string
+	var ids [][16]byte
+	var tokens []string
 	var results []*string
 	for _, c := range calls {
 		for _, a := range c.acks {
-			if !validID(a.ID) {
+			id, ok := parseID(a.ID)
+			if !ok {
 				continue
 			}
-			ats, ids, tokens = append(ats, c.now), append(ids, a.ID), append(tokens, a.Token)
+			ats, ids, tokens = append(ats, c.now), append(ids, id), append(tokens, a.Token)
 			var r *string
 			if len(a.Result) > 0 {
 				v := string(a.Result)
