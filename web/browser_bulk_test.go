@@ -46,7 +46,7 @@ func testBulkRetry(t *testing.T, ctx context.Context, srv *server) {
 	}
 	do(t, ctx, "open /dead?queue="+queue, 10*time.Second, chromedp.Navigate(srv.url+"/dead?queue="+queue),
 		chromedp.WaitVisible(chromedp.CSS(`#dead input[data-select-all]`)))
-	do(t, ctx, "select all five", 5*time.Second, chromedp.Click(chromedp.CSS(`#dead input[data-select-all]`)))
+	do(t, ctx, "select all five", 5*time.Second, clickNow(`#dead input[data-select-all]`))
 	if n := eval[int](t, ctx, `document.querySelectorAll('input[form="dead-bulk"][name="id"]:checked').length`); n != 5 {
 		t.Fatalf("%d jobs selected, want 5", n)
 	}

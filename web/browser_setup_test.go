@@ -289,27 +289,28 @@ func submit(t *testing.T, ctx context.Context, sel string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	// The click is one script: find and click in the same turn of the
-	// page's event loop. A chromedp.Click finds the node first and clicks
-	// it in a later call, and a live update that replaces the panel in
-	// between leaves it holding a node the page no longer has.
-	quoted, err := json.Marshal(sel)
+	res, err := chromedp.RunResponse(ctx, chromedp.WaitVisible(chromedp.CSS(sel)), clickNow(sel))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("click %s: %v", sel, err)
 	}
+	return res.Status
+}
+
+// clickNow clicks the element sel in one script: find and click in the
+// same turn of the page's event loop. A chromedp.Click finds the node
+// first and clicks it in a later call, and a live update that replaces the
+// panel in between leaves it holding a node the page no longer has
+// ("Could not find node with given id").
+func clickNow(sel string) chromedp.Action[chromedp.Void] {
+	quoted, _ := json.Marshal(sel) // a string always marshals
 	js := `(function () { var b = document.querySelector(` + string(quoted) + `); if (b) b.click(); return !!b; })()`
-	click := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		clicked, err := chromedp.Evaluate[bool](js)(ctx, tg)
 		if err == nil && !clicked {
 			err = fmt.Errorf("no element matches %s", sel)
 		}
 		return chromedp.Void{}, err
 	}
-	res, err := chromedp.RunResponse(ctx, chromedp.WaitVisible(chromedp.CSS(sel)), click)
-	if err != nil {
-		t.Fatalf("click %s: %v", sel, err)
-	}
-	return res.Status
 }
 
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
