@@ -15,17 +15,7 @@ import (
 
 func TestBenchBurnsDown(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bench.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a, err := api.New(api.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	st, srv := serveSQLite(t)
 
 	line := regexp.MustCompile(`^tether n=1200 producers=2 workers=3 batch=50 queues=1\+0 enqueue=\d+ jobs/s calls=batch p50=[\d.]+ms p99=[\d.]+ms work=\d+ jobs/s lease\+settle p50=[\d.]+ms p99=[\d.]+ms cpu/job client=(\d+us|n/a) server=n/a\n$`)
 	for mode, queue := range map[string]string{"--serial=false": "kept-pipelined", "--serial": "kept-serial"} {
@@ -80,17 +70,7 @@ func TestBenchBurnsDown(t *testing.T) {
 // stops after the enqueue.
 func TestBenchScaleModes(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bench.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a, err := api.New(api.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	st, srv := serveSQLite(t)
 
 	var out, errOut bytes.Buffer
 	args := []string{"bench", "--url", srv.URL, "--jobs", "300", "--workers", "2", "--batch", "20", "--producers", "4",
@@ -166,17 +146,7 @@ func TestRunUsage(t *testing.T) {
 
 func TestPolls(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "polls.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a, err := api.New(api.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	st, srv := serveSQLite(t)
 	var out, errOut bytes.Buffer
 	args := []string{"polls", "--url", srv.URL, "--pollers", "20", "--queues", "10", "--enqueues", "15", "--gap", "1ms", "--idle", "10ms"}
 	if err := run(t.Context(), args, &out, &errOut); err != nil {
@@ -208,17 +178,7 @@ func TestPolls(t *testing.T) {
 // works every job, and clears the limits again at the end.
 func TestBenchConcurrency(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bench.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a, err := api.New(api.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	st, srv := serveSQLite(t)
 	var out, errOut bytes.Buffer
 	args := []string{"bench", "--url", srv.URL, "--jobs", "200", "--workers", "3", "--batch", "20",
 		"--queue", "capped", "--concurrency", "5"}
@@ -238,4 +198,22 @@ func TestBenchConcurrency(t *testing.T) {
 			t.Errorf("queue %s kept limits %+v after the run", q.Name, q.Limits)
 		}
 	}
+}
+
+// serveSQLite serves the API on a fresh SQLite store, both closed by t's
+// cleanup.
+func serveSQLite(t *testing.T) (*sqlite.Store, *httptest.Server) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "tether.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := api.New(api.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	return st, srv
 }

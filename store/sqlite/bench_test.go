@@ -47,7 +47,7 @@ func BenchmarkLeaseSettle(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d/concurrency=%d", batch, c.concurrency), func(b *testing.B) {
 			s := open(b)
 			now := time.Now()
-			benchLimit(b, s, c.concurrency, now)
+			storetest.BenchLimit(b, s, c.concurrency, now)
 			enqueueN(b, s, 200_000, now)
 			ctx := b.Context()
 			b.ResetTimer()
@@ -86,15 +86,4 @@ func BenchmarkEnqueueSingle(b *testing.B) {
 // BenchmarkRecover: a rescue of 10,000 orphans alone (storetest.BenchRecover).
 func BenchmarkRecover(b *testing.B) {
 	storetest.BenchRecover(b, func(tb testing.TB) store.Store { return open(tb) })
-}
-
-// benchLimit sets concurrency n on the default queue; 0 sets nothing.
-func benchLimit(b *testing.B, s store.Store, n int, now time.Time) {
-	if n == 0 {
-		return
-	}
-	if _, err := s.QueueSetLimits(b.Context(), &store.QueueSetLimitsParams{Name: store.DefaultQueue,
-		Limits: &store.Limits{Concurrency: &n}, Now: now}); err != nil {
-		b.Fatal(err)
-	}
 }

@@ -168,3 +168,14 @@ func BenchRecover(b *testing.B, open func(testing.TB) store.Store) {
 	}
 	b.ReportMetric(float64(rescued)/elapsed.Seconds(), "rescued-jobs/s")
 }
+
+// BenchLimit sets concurrency n on the default queue; 0 sets nothing.
+func BenchLimit(b *testing.B, s store.Store, n int, now time.Time) {
+	if n == 0 {
+		return
+	}
+	if _, err := s.QueueSetLimits(b.Context(), &store.QueueSetLimitsParams{Name: store.DefaultQueue,
+		Limits: &store.Limits{Concurrency: &n}, Now: now}); err != nil {
+		b.Fatal(err)
+	}
+}
