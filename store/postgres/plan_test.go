@@ -34,7 +34,7 @@ func TestHotPathsUseIndexes(t *testing.T) {
 		FROM generate_series(1, 20000) i`,
 		`INSERT INTO attempts (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
 		SELECT attempt_id, id, 1, worker_id, started_at, finished_at, 'succeeded' FROM jobs`,
-		// 500 available, 500 scheduled, 50 running of ten workers.
+		// 500 available, 500 scheduled.
 		`INSERT INTO jobs (id, queue, kind, state, priority, max_attempts, timeout_ms, backoff_base_ms,
 			backoff_max_ms, run_at, created_at)
 		SELECT gen_random_uuid(), 'default', 'k', CASE WHEN i <= 500 THEN 'available' ELSE 'scheduled' END,
@@ -42,17 +42,19 @@ func TestHotPathsUseIndexes(t *testing.T) {
 		FROM generate_series(1, 1000) i`,
 		`INSERT INTO workers (id, started_at, last_heartbeat_at) SELECT 'w-' || i, now(), now()
 		FROM generate_series(0, 9) i`,
+		// 20,000 idempotency keys, a day's worth, none expired.
+		`INSERT INTO idempotency_keys (key, request_hash, job_id, expires_at)
+		SELECT 'k-' || i, 'h', gen_random_uuid(), now() + i * interval '4 seconds' FROM generate_series(1, 20000) i`,
+		`ANALYZE jobs`, `ANALYZE attempts`, `ANALYZE workers`, `ANALYZE idempotency_keys`,
+		// Then what the statistics have not seen yet: 50 jobs running
+		// under ten live workers (the statistics saw none, as after a quiet
+		// spell), and a burst, as when a rescue follows it within
+		// autovacuum's naptime:
 		`INSERT INTO jobs (id, queue, kind, state, priority, attempt, max_attempts, timeout_ms, backoff_base_ms,
 			backoff_max_ms, run_at, created_at, started_at, worker_id, token, attempt_id, expires_at)
 		SELECT gen_random_uuid(), 'default', 'k', 'running', 0, 1, 20, 60000, 1000, 60000, now(), now(), now(),
 			'w-' || i % 10, md5(i::text), gen_random_uuid(), now() + interval '1 minute'
 		FROM generate_series(1, 50) i`,
-		// 20,000 idempotency keys, a day's worth, none expired.
-		`INSERT INTO idempotency_keys (key, request_hash, job_id, expires_at)
-		SELECT 'k-' || i, 'h', gen_random_uuid(), now() + i * interval '4 seconds' FROM generate_series(1, 20000) i`,
-		`ANALYZE jobs`, `ANALYZE attempts`, `ANALYZE workers`, `ANALYZE idempotency_keys`,
-		// Then a burst that the statistics have not seen yet, as when a
-		// rescue follows it within autovacuum's naptime:
 		// 100 workers, silent now, that leased 100 jobs each.
 		`INSERT INTO workers (id, started_at, last_heartbeat_at) SELECT 's-' || i, now(), now() - interval '1 minute'
 		FROM generate_series(0, 99) i`,

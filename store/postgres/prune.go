@@ -39,13 +39,18 @@ func (s *Store) JobPrune(ctx context.Context, p *store.JobPruneParams) (int, err
 
 // Statements of the other prunes: each deletes up to $2 rows older than
 // $1. Workers and nodes are small tables, scanned (no index covers
-// last_heartbeat_at, so their heartbeats stay HOT updates).
+// last_heartbeat_at, so their heartbeats stay HOT updates). A worker goes
+// only when it holds no running job; OFFSET 0 keeps that test a probe of
+// jobs_running_worker per silent worker: as an anti-join, with statistics
+// that had seen no running job, the planner read every running job into
+// memory and compared each with every silent worker. The workers found
+// are an array, deleted by primary key (as IN, a join by a filter).
 const (
 	pruneKeysSQL = `DELETE FROM idempotency_keys WHERE key IN (
 		SELECT key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2)`
-	pruneWorkersSQL = `DELETE FROM workers WHERE id IN (
+	pruneWorkersSQL = `DELETE FROM workers WHERE id = ANY(ARRAY(
 		SELECT id FROM workers w WHERE last_heartbeat_at < $1 AND NOT EXISTS (
-			SELECT 1 FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running') LIMIT $2)`
+			SELECT 1 FROM jobs j WHERE j.worker_id = w.id AND j.state = 'running' OFFSET 0) LIMIT $2))`
 	pruneNodesSQL = `DELETE FROM nodes WHERE id IN (
 		SELECT id FROM nodes WHERE last_heartbeat_at < $1 LIMIT $2)`
 )
