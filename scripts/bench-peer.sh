@@ -12,6 +12,7 @@
 #	JOBS=100000 scripts/bench-peer.sh postgres
 #	SERIAL=1 scripts/bench-peer.sh postgres   # workers settle, then lease (tether bench --serial)
 #	RUNS=5 scripts/bench-peer.sh postgres     # five pairs, each on a fresh store, and the ratios' median
+#	PG_CLUSTER=bench scripts/bench-peer.sh postgres   # on another Debian cluster (scripts/postgres.sh)
 #
 # On Postgres and Redis, Tether's line also gives the database server's
 # CPU per job over the work phase (tether bench --proc-cpu), read from
@@ -64,7 +65,13 @@ esac
 flags=()
 [ -n "${SERIAL:-}" ] && flags+=(--serial)
 case "$backend" in
-postgres) flags+=(--proc-cpu postgres) ;;
+postgres)
+	# The cluster's postmaster and its children, so that other clusters on
+	# the machine (and tests running there) do not count as ours.
+	datadir=$(pg_lsclusters -h | awk -v v="${PG_VERSION:-15}" -v c="${PG_CLUSTER:-main}" '$1 == v && $2 == c { print $6 }')
+	pm=$(head -1 "$datadir/postmaster.pid" 2>/dev/null || true)
+	flags+=(--proc-cpu "${pm:-postgres}")
+	;;
 redis) flags+=(--proc-cpu redis-server) ;;
 esac
 
