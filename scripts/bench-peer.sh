@@ -16,7 +16,10 @@
 #
 # On Postgres and Redis, Tether's line also gives the database server's
 # CPU per job over the work phase (tether bench --proc-cpu), read from
-# /proc for the server processes on this machine.
+# /proc for the server processes on this machine. Each run also prints the
+# machine's CPU per job over each side's whole run (Tether: server, client
+# and database; the peer: its process and the database), from /proc: a
+# figure the machine's other load moves far less than a rate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -111,10 +114,27 @@ ours() {
 		cat "$tmp/server.log" >&2
 		exit 1
 	fi
-	"$tmp/tether" bench --url "$url" --jobs "$jobs" --workers 4 --batch 100 "${flags[@]}"
+	# --keep: the store is thrown away whole (settle_db, fresh_store), so the
+	# client deletes nothing, work that would count in the run's CPU.
+	"$tmp/tether" bench --url "$url" --jobs "$jobs" --workers 4 --batch 100 --keep "${flags[@]}"
 	kill -TERM "$pid"
 	wait "$pid" || true
 	rm -f "$tmp/server.pid"
+	settle_db bench
+}
+
+# settle_db leaves nothing of a run for the database server to clean up
+# while the other side runs: on Postgres, the run's rows (schema bench for
+# Tether, River's river_job) go at once instead of by autovacuum, which had
+# reclaimed River's dead rows, gin indexes and all, during Tether's next
+# run (seconds of the cluster's CPU, counted as Tether's and taken from
+# its rate).
+settle_db() {
+	[ "$backend" = postgres ] || return 0
+	case "$1" in
+	bench) psql -X -q "$TETHER_TEST_POSTGRES_URL" -c "DROP SCHEMA IF EXISTS bench CASCADE" >/dev/null 2>&1 ;;
+	river) psql -X -q "$TETHER_TEST_POSTGRES_URL" -c "TRUNCATE river_job" >/dev/null 2>&1 || true ;;
+	esac
 }
 
 # theirs runs the peer's bench (after our server stopped: neither takes
@@ -125,7 +145,11 @@ theirs() {
 		rm -f "$tmp"/river.db*
 		"$tmp/peer" -sqlite "$tmp/river.db" -workers 200 -n "$jobs"
 		;;
-	postgres) DATABASE_URL="$TETHER_TEST_POSTGRES_URL" "$tmp/peer" -n "$jobs" ;;
+	postgres)
+		settle_db river # River's bench deletes the jobs left from before: none
+		DATABASE_URL="$TETHER_TEST_POSTGRES_URL" "$tmp/peer" -n "$jobs"
+		settle_db river
+		;;
 	redis)
 		addr=${TETHER_TEST_REDIS_URL#redis://}
 		redis-cli -u "$TETHER_TEST_REDIS_URL" FLUSHDB >/dev/null
@@ -134,14 +158,48 @@ theirs() {
 	esac
 }
 
+# ticks prints the CPU this script's finished children have used so far
+# (cutime + cstime: every server, client and peer it has waited for; a
+# command substitution's subshell passes its own on) and the database
+# server's (a Postgres cluster: its postmaster, the backends it has reaped
+# and the live ones; redis-server), in clock ticks. Their differences over
+# a run are that run's CPU, whole: enqueue or insert, work, start and stop.
+hz=$(getconf CLK_TCK)
+dbpid=
+case "$backend" in
+postgres) dbpid=${pm:-} ;;
+redis) dbpid=$(cat "${TETHER_TEST_REDIS_PIDFILE:-/dev/null}" 2>/dev/null || true) ;;
+esac
+ticks() {
+	local own db=0
+	own=$(awk '{ print $16 + $17 }' "/proc/$$/stat")
+	if [ -n "$dbpid" ]; then
+		db=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$dbpid" '$1 == p { s += $14 + $15 + $16 + $17 } $4 == p { s += $14 + $15 } END { print s + 0 }')
+	fi
+	echo "$own $db"
+}
+
+# perjob prints the CPU per job, in microseconds, between two ticks lines.
+perjob() {
+	awk -v a="$1" -v b="$2" -v hz="$hz" -v n="$jobs" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "%.0f us (%.0f + database %.0f)", ((y[1] - x[1]) + (y[2] - x[2])) * 1e6 / hz / n,
+			(y[1] - x[1]) * 1e6 / hz / n, (y[2] - x[2]) * 1e6 / hz / n
+	}'
+}
+
 field='work+persist'
 [ "$backend" = redis ] && field='work'
 ratios=()
 for run in $(seq "${RUNS:-1}"); do
+	t0=$(ticks)
 	tether=$(ours)
+	t1=$(ticks)
 	peerline=$(theirs)
+	t2=$(ticks)
 	echo "$tether"
 	echo "$peerline"
+	echo "run $run: machine CPU per job, whole run: tether $(perjob "$t0" "$t1"), peer $(perjob "$t1" "$t2")"
 	ourrate=$(sed -n 's/.* work=\([0-9.]*\) jobs\/s.*/\1/p' <<<"$tether")
 	peerrate=$(sed -n "s/.* $field=\([0-9.]*\) [a-z]*\/s.*/\1/p" <<<"$peerline")
 	ratio=$(awk -v a="$ourrate" -v b="$peerrate" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
