@@ -102,16 +102,11 @@ const (
 	rescueMaxHold = 50 * time.Millisecond
 )
 
-// orphanColumns are what a rescue reads of a job: its compare-and-set
-// (state, owner, token), the failure decision's inputs and the open
-// attempt's, not the payload and the rest of the row, which the update
-// returns after the decision anyway.
-const orphanColumns = `id, queue, state, attempt, max_attempts, rescues, cancel_requested, backoff_base_ms,
-	backoff_max_ms, run_at, started_at, worker_id, token, attempt_id`
-
-// orphanRowsQuery reads the rows of n orphans by id.
+// orphanRowsQuery reads the rows of n orphans by id, whole: the rescue
+// returns them after the decision (endDeliveries), and reading the whole
+// row here costs less than having the update return it.
 func orphanRowsQuery(n int) string {
-	return `SELECT ` + orphanColumns + ` FROM jobs WHERE id IN (` + marks(n) + `)`
+	return `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (` + marks(n) + `)`
 }
 
 // recoverChunk rescues the orphans it can in tx and reports whether one
