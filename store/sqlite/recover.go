@@ -9,8 +9,9 @@ import (
 	"github.com/tetherq/tether/store"
 )
 
-// JobListOrphans finds the running jobs of silent workers. It starts from
-// the workers index, so it costs O(silent workers + their jobs).
+// JobListOrphans finds the running jobs of silent workers. It walks the
+// workers index and stops at its limit, so it costs O(its batch + the
+// silent workers it passes).
 func (s *Store) JobListOrphans(ctx context.Context, p *store.JobListOrphansParams) ([]store.Orphan, error) {
 	query, args := orphansQuery(p)
 	var rows []struct {
@@ -42,7 +43,13 @@ func orphansQuery(p *store.JobListOrphansParams) (string, []any) {
 			args = append(args, id)
 		}
 	}
-	query += ` ORDER BY w.last_heartbeat_at, j.id LIMIT ?`
+	// The order is the indexes' own (workers_heartbeat holds each worker's
+	// rowid after its heartbeat, jobs_running_worker a worker's jobs by
+	// id), so a batch reads its rows and stops. Ordered by heartbeat and job
+	// id alone, SQLite sorted every job of workers silent since the same
+	// millisecond for each batch: a listing of 10,000 such orphans in
+	// batches of 1,000 read 55,000 rows.
+	query += ` ORDER BY w.last_heartbeat_at, w.rowid, j.id LIMIT ?`
 	return query, append(args, store.LimitOr(p.Limit, store.MaxBatch))
 }
 
