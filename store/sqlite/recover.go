@@ -126,8 +126,8 @@ func recoverChunk(ctx context.Context, tx *txn, orphans []store.Orphan, p *store
 	for i, o := range orphans {
 		ids[i] = o.JobID
 	}
-	var rows []jobRow
-	if err := tx.SelectContext(ctx, &rows, orphanRowsQuery(len(ids)), ids...); err != nil {
+	rows, err := selectJobRows(ctx, tx, len(ids), orphanRowsQuery(len(ids)), ids...)
+	if err != nil {
 		return nil, false, fmt.Errorf("read %d orphans: %w", len(orphans), err)
 	}
 	byID := make(map[string]*jobRow, len(rows))

@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/tetherq/tether/store"
 )
@@ -51,6 +54,34 @@ type jobRow struct {
 	ConcurrencyKey sql.NullString `db:"concurrency_key"`
 	Schedule       sql.NullString `db:"schedule"`
 	ScheduledFor   sql.NullInt64  `db:"scheduled_for"`
+}
+
+// fields are r's fields in jobColumns order, to scan a row into.
+func (r *jobRow) fields() []any {
+	return []any{&r.ID, &r.Queue, &r.Kind, &r.Payload, &r.Priority, &r.State, &r.Attempt, &r.MaxAttempts, &r.TimeoutMS,
+		&r.BackoffBaseMS, &r.BackoffMaxMS, &r.RunAt, &r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.UniqueKey, &r.Tags,
+		&r.Metadata, &r.LastError, &r.Result, &r.Progress, &r.CancelRequested, &r.Rescues, &r.DeadReason, &r.WorkerID, &r.Token,
+		&r.ExpiresAt, &r.AttemptID, &r.TraceParent, &r.TraceState, &r.EndedBy, &r.ConcurrencyKey, &r.Schedule, &r.ScheduledFor}
+}
+
+// selectJobRows reads the rows of query, which selects jobColumns, into a
+// slice made for n of them. sqlx's SelectContext does the same by
+// reflection and grows its slice by copying the rows (≈ 500 bytes each):
+// in a bulk rescue that was two fifths of what the rescue allocated.
+func selectJobRows(ctx context.Context, q sqlx.QueryerContext, n int, query string, args ...any) ([]jobRow, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]jobRow, 0, n)
+	for rows.Next() {
+		out = append(out, jobRow{})
+		if err := rows.Scan(out[len(out)-1].fields()...); err != nil {
+			return nil, err
+		}
+	}
+	return out, rows.Err()
 }
 
 func (r *jobRow) job() *store.Job {
