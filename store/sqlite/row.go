@@ -110,9 +110,7 @@ func (r *jobRow) job() *store.Job {
 		Schedule:        strPtr(r.Schedule),
 		ScheduledFor:    timePtr(r.ScheduledFor),
 	}
-	if err := json.Unmarshal([]byte(r.Tags), &j.Tags); err != nil || j.Tags == nil {
-		j.Tags = []string{}
-	}
+	j.Tags = decodeTags(r.Tags)
 	if r.Progress.Valid {
 		p := int(r.Progress.Int64)
 		j.Progress = &p
@@ -173,6 +171,22 @@ func timePtr(v sql.NullInt64) *time.Time {
 	}
 	t := fromMS(v.Int64)
 	return &t
+}
+
+// decodeTags reads a tags column: a JSON array of strings, never nil. Most
+// jobs have none, and "[]" skips the decoder, which cost about half of
+// turning a row into a job (profile of a bulk rescue; leases too).
+func decodeTags(s string) []string {
+	var tags []string
+	if s != "[]" {
+		if err := json.Unmarshal([]byte(s), &tags); err != nil {
+			tags = nil
+		}
+	}
+	if tags == nil {
+		return []string{}
+	}
+	return tags
 }
 
 func strPtr(v sql.NullString) *string {

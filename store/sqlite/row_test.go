@@ -52,3 +52,22 @@ func TestJobRowFields(t *testing.T) {
 		t.Errorf("selectJobRows read %+v\nsqlx read          %+v", got, want)
 	}
 }
+
+func TestDecodeTags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		column string
+		want   []string
+	}{
+		{`[]`, []string{}},
+		{`["a","b"]`, []string{"a", "b"}},
+		{`[ ]`, []string{}},
+		{`null`, []string{}},
+		{`not json`, []string{}},
+		{`["a",1]`, []string{}}, // not all strings: as if none, as before
+	} {
+		if got := decodeTags(c.column); got == nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("decodeTags(%q) = %#v, want %#v", c.column, got, c.want)
+		}
+	}
+}
