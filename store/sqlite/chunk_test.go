@@ -98,15 +98,16 @@ func TestMaintenanceWritesInChunks(t *testing.T) {
 	}
 }
 
-// A rescue transaction goes on taking steps for as long as the rescue
-// waited for the writer (between rescueMinHold and rescueMaxHold), so with
-// live workers writing it takes about half of the writer's time: held as
-// long as it likes, a rescue of 2.5 steps is one transaction.
-func TestRescueHoldsTheWriterAsLongAsItWaited(t *testing.T) {
+// A rescue transaction goes on taking steps for three quarters of the time
+// the rescue waited for the writer (between rescueMinHold and
+// rescueMaxHold), so with live workers writing it takes less than half of
+// the writer's time: held as long as it likes, a rescue of 2.5 steps is
+// one transaction.
+func TestRescueHoldsTheWriterForAShareOfItsWait(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ waited, want time.Duration }{
 		{0, 5 * time.Millisecond},
-		{20 * time.Millisecond, 20 * time.Millisecond},
+		{20 * time.Millisecond, 15 * time.Millisecond},
 		{time.Second, 50 * time.Millisecond},
 	} {
 		if got := sqlite.RescueShare(c.waited); got != c.want {
@@ -131,6 +132,28 @@ func TestRescueHoldsTheWriterAsLongAsItWaited(t *testing.T) {
 	}
 	if txs.Load() != 1 {
 		t.Errorf("a rescue of %d held as long as it likes wrote in %d transactions, want 1", n, txs.Load())
+	}
+}
+
+// A rescue transaction takes another step only if one as long as the last
+// still ends within its budget, so it does not overrun it by part of a step.
+func TestRescueStopsBeforeAStepPastItsBudget(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, c := range []struct {
+		held, step, budget time.Duration
+		want               bool
+	}{
+		{2 * ms, 2 * ms, 10 * ms, true},
+		{6 * ms, 4 * ms, 10 * ms, true},  // the next step ends at the budget
+		{7 * ms, 4 * ms, 10 * ms, false}, // it would end 1 ms past it
+		{12 * ms, 1 * ms, 10 * ms, false},
+		{0, 0, 0, true}, // a step that takes no time never overruns
+		{3 * ms, 3 * ms, 0, false},
+	} {
+		if got := sqlite.RescueGoesOn(c.held, c.step, c.budget); got != c.want {
+			t.Errorf("rescueGoesOn(held %s, step %s, budget %s) = %t, want %t", c.held, c.step, c.budget, got, c.want)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -58,28 +59,29 @@ type ending struct {
 // endDeliveries closes running jobs' deliveries, each with its decision,
 // and writes their attempts to history; it returns the jobs as they are
 // now, in the order given. It is the one place a delivery ends other than
-// by an ack (settle.go), whatever ended it. A bulk ending (a rescue, a
-// reap) costs a statement per endingChunks piece, not two per job: SQLite
-// itself spends ≈ 10 µs on a job's row and indexes, a statement's trip
-// through database/sql and cgo several times that.
+// by an ack (settle.go), whatever ended it. Each ending's row must be the
+// whole row, as read in tx: the job returned is that row with the
+// decision's columns (ending.after), which is also all the update writes.
+// A bulk ending (a rescue, a reap) costs a statement per endingChunks
+// piece, not two per job: SQLite itself spends ≈ 10 µs on a job's row and
+// indexes, a statement's trip through database/sql and cgo several times
+// that.
 func endDeliveries(ctx context.Context, tx *txn, es []ending) ([]*store.Job, error) {
-	byID := make(map[string]*store.Job, len(es))
+	out := make([]*store.Job, 0, len(es))
 	for rest := es; len(rest) > 0; {
 		chunk := rest[:endingChunk(len(rest))]
 		rest = rest[len(chunk):]
-		if err := updateEnded(ctx, tx, chunk, byID); err != nil {
+		after, err := updateEnded(ctx, tx, chunk)
+		if err != nil {
 			return nil, err
 		}
 		if err := insertAttempts(ctx, tx, chunk); err != nil {
 			return nil, err
 		}
-	}
-	out := make([]*store.Job, len(es))
-	for i, e := range es {
-		if out[i] = byID[e.row.ID]; out[i] == nil {
-			return nil, fmt.Errorf("end delivery of %s: no row", e.row.ID)
+		for i := range after {
+			out = append(out, after[i].job())
+			tx.ended(after[i].Queue, chunk[i].d.State, 1)
 		}
-		tx.ended(e.row.Queue, e.d.State, 1)
 	}
 	return out, nil
 }
@@ -95,17 +97,42 @@ func endingChunk(n int) int {
 	return size
 }
 
+// after is the job's row once its delivery has ended: the row as read
+// with the decision's columns. A job back in the queue goes where the
+// decision puts it (its own place after a rescue or a release, later after
+// a failure); a finished one keeps its run_at.
+func (e *ending) after() jobRow {
+	r := *e.row
+	r.State, r.Attempt, r.Rescues = string(e.d.State), e.d.Attempt, e.d.Rescues
+	r.FinishedAt, r.DeadReason, r.ExpiresAt = sql.NullInt64{}, sql.NullString{}, sql.NullInt64{}
+	if e.d.State.Finished() {
+		r.FinishedAt = sql.NullInt64{Int64: e.end.at, Valid: true}
+	} else {
+		r.RunAt = toMS(e.d.RunAt)
+	}
+	if e.d.DeadReason != nil {
+		r.DeadReason = sql.NullString{String: string(*e.d.DeadReason), Valid: true}
+	}
+	if e.end.err != nil {
+		r.LastError = sql.NullString{String: *e.end.err, Valid: true}
+	}
+	r.EndedBy = sql.NullString{String: string(e.end.by), Valid: true}
+	return r
+}
+
 // endedColumns are the values endedSQL takes per job: its id, then the
-// decision's columns.
+// columns an ending changes.
 const endedColumns = 9
 
-// endedSQL writes the decisions on n jobs, endedColumns values each (a
-// VALUES table joined to the jobs by primary key), and returns the rows.
+// endedSQL writes the rows of n ended deliveries, endedColumns values each
+// (a VALUES table joined to the jobs by primary key). It returns nothing:
+// the caller has the rows (ending.after), and a RETURNING of whole rows
+// cost more than the update itself.
 func endedSQL(n int) string {
 	return `UPDATE jobs SET state = d.column2, attempt = d.column3, rescues = d.column4,
 		run_at = d.column5, dead_reason = d.column6, finished_at = d.column7,
-		last_error = coalesce(d.column8, jobs.last_error), expires_at = NULL, ended_by = d.column9
-		FROM (VALUES ` + rowMarks(n, endedColumns) + `) AS d WHERE jobs.id = d.column1 RETURNING ` + jobColumns
+		last_error = d.column8, expires_at = NULL, ended_by = d.column9
+		FROM (VALUES ` + rowMarks(n, endedColumns) + `) AS d WHERE jobs.id = d.column1`
 }
 
 // rowMarks is n rows of a VALUES list of width placeholders each.
@@ -113,36 +140,24 @@ func rowMarks(n, width int) string {
 	return strings.TrimSuffix(strings.Repeat("("+marks(width)+"), ", n), ", ")
 }
 
-// updateEnded writes the decisions of es to their rows in one statement and
-// puts the rows it returns in byID.
-func updateEnded(ctx context.Context, tx *txn, es []ending, byID map[string]*store.Job) error {
+// updateEnded writes the rows of es once ended in one statement and returns
+// them, in the order of es.
+func updateEnded(ctx context.Context, tx *txn, es []ending) ([]jobRow, error) {
+	after := make([]jobRow, len(es))
 	args := make([]any, 0, endedColumns*len(es))
-	for _, e := range es {
-		// A job back in the queue goes where the decision puts it: its own
-		// place after a rescue or a release, later after a failure.
-		runAt := e.row.RunAt
-		if !e.d.State.Finished() {
-			runAt = toMS(e.d.RunAt)
-		}
-		var finished, reason any
-		if e.d.State.Finished() {
-			finished = e.end.at
-		}
-		if e.d.DeadReason != nil {
-			reason = string(*e.d.DeadReason)
-		}
-		args = append(args, e.row.ID, string(e.d.State), e.d.Attempt, e.d.Rescues, runAt, reason, finished,
-			nullStr(e.end.err), string(e.end.by))
+	for i := range es {
+		r := es[i].after()
+		after[i] = r
+		args = append(args, r.ID, r.State, r.Attempt, r.Rescues, r.RunAt, r.DeadReason, r.FinishedAt, r.LastError, r.EndedBy)
 	}
-	var rows []jobRow
-	err := tx.SelectContext(ctx, &rows, endedSQL(len(es)), args...)
+	res, err := tx.ExecContext(ctx, endedSQL(len(es)), args...)
 	if err != nil {
-		return fmt.Errorf("end %d deliveries: %w", len(es), err)
+		return nil, fmt.Errorf("end %d deliveries: %w", len(es), err)
 	}
-	for i := range rows {
-		byID[rows[i].ID] = rows[i].job()
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(es)) {
+		return nil, fmt.Errorf("end %d deliveries: %d rows changed (%v)", len(es), n, err)
 	}
-	return nil
+	return after, nil
 }
 
 // insertAttempts writes the closed attempts of es to history in one

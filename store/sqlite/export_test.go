@@ -77,6 +77,9 @@ func (s *Store) SetRescueHoldForTest(hold func(waited time.Duration) time.Durati
 // RescueShare is rescueShare.
 var RescueShare = rescueShare
 
+// RescueGoesOn is rescueGoesOn.
+var RescueGoesOn = rescueGoesOn
+
 // PlanForTest returns SQLite's query plan for query, one step a line.
 func (s *Store) PlanForTest(ctx context.Context, query string, args ...any) string {
 	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)

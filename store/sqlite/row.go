@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/tetherq/tether/store"
 )
@@ -53,6 +56,34 @@ type jobRow struct {
 	ScheduledFor   sql.NullInt64  `db:"scheduled_for"`
 }
 
+// fields are r's fields in jobColumns order, to scan a row into.
+func (r *jobRow) fields() []any {
+	return []any{&r.ID, &r.Queue, &r.Kind, &r.Payload, &r.Priority, &r.State, &r.Attempt, &r.MaxAttempts, &r.TimeoutMS,
+		&r.BackoffBaseMS, &r.BackoffMaxMS, &r.RunAt, &r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.UniqueKey, &r.Tags,
+		&r.Metadata, &r.LastError, &r.Result, &r.Progress, &r.CancelRequested, &r.Rescues, &r.DeadReason, &r.WorkerID, &r.Token,
+		&r.ExpiresAt, &r.AttemptID, &r.TraceParent, &r.TraceState, &r.EndedBy, &r.ConcurrencyKey, &r.Schedule, &r.ScheduledFor}
+}
+
+// selectJobRows reads the rows of query, which selects jobColumns, into a
+// slice made for n of them. sqlx's SelectContext does the same by
+// reflection and grows its slice by copying the rows (≈ 500 bytes each):
+// in a bulk rescue that was two fifths of what the rescue allocated.
+func selectJobRows(ctx context.Context, q sqlx.QueryerContext, n int, query string, args ...any) ([]jobRow, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]jobRow, 0, n)
+	for rows.Next() {
+		out = append(out, jobRow{})
+		if err := rows.Scan(out[len(out)-1].fields()...); err != nil {
+			return nil, err
+		}
+	}
+	return out, rows.Err()
+}
+
 func (r *jobRow) job() *store.Job {
 	j := &store.Job{
 		ID:              r.ID,
@@ -79,9 +110,7 @@ func (r *jobRow) job() *store.Job {
 		Schedule:        strPtr(r.Schedule),
 		ScheduledFor:    timePtr(r.ScheduledFor),
 	}
-	if err := json.Unmarshal([]byte(r.Tags), &j.Tags); err != nil || j.Tags == nil {
-		j.Tags = []string{}
-	}
+	j.Tags = decodeTags(r.Tags)
 	if r.Progress.Valid {
 		p := int(r.Progress.Int64)
 		j.Progress = &p
@@ -142,6 +171,22 @@ func timePtr(v sql.NullInt64) *time.Time {
 	}
 	t := fromMS(v.Int64)
 	return &t
+}
+
+// decodeTags reads a tags column: a JSON array of strings, never nil. Most
+// jobs have none, and "[]" skips the decoder, which cost about half of
+// turning a row into a job (profile of a bulk rescue; leases too).
+func decodeTags(s string) []string {
+	var tags []string
+	if s != "[]" {
+		if err := json.Unmarshal([]byte(s), &tags); err != nil {
+			tags = nil
+		}
+	}
+	if tags == nil {
+		return []string{}
+	}
+	return tags
 }
 
 func strPtr(v sql.NullString) *string {
