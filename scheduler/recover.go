@@ -10,8 +10,9 @@ import (
 
 // recoverBatch is how many orphans one JobListOrphans call returns and one
 // JobRecover call rescues: enough that a batch's round trips are a small
-// part of its cost. (SQLite commits every few dozen of them, so the live
-// workers' writes pass between; see sqlite.writeChunk.)
+// part of its cost. (SQLite commits a batch in several transactions, each
+// holding the writer for a share of how long it waited, so the live
+// workers' writes pass between; see sqlite.rescueShare.)
 const recoverBatch = store.MaxBatch
 
 // recoverMaxBatches bounds one tick's recovery at 50,000 orphans: a tick
