@@ -60,18 +60,93 @@ local function wakes()
   return any
 end
 
+-- A batch (recover.lua, which ends the deliveries of a hundred orphans)
+-- defers the writes its jobs share keys for: the queue's state sets, the
+-- owner's held set and lost list, the throughput counter. batch_flush then
+-- sends one command per key for them all, where each job sent its own:
+-- from Lua, a command costs redis-server a few microseconds whatever its
+-- size, and those were most of a rescue's commands. Only writes that
+-- nothing later in the script reads may be deferred, and a batch never
+-- both adds and removes one member of a key (a job's delivery ends once
+-- per batch). Outside a batch, each write goes at once.
+local batch = nil
+
+local function batch_begin() batch = {order = {}, by = {}} end
+
+-- write runs cmd on key with the other arguments (members, or score and
+-- member pairs), or defers it to the batch's one command for key.
+local function write(cmd, key, ...)
+  if not batch then return redis.call(cmd, key, ...) end
+  local at = cmd .. ' ' .. key
+  local e = batch.by[at]
+  if not e then
+    e = {cmd, key}
+    batch.by[at] = e
+    batch.order[#batch.order + 1] = e
+  end
+  for i = 1, select('#', ...) do e[#e + 1] = select(i, ...) end
+end
+
+-- TPTTL keeps a minute's throughput counters (tp:<minute>, insights.go)
+-- past ThroughputRetention.
+local TPTTL = 90000
+
+-- count_attempt counts one attempt closed at now (ms) with outcome field f
+-- ('s' succeeded, 'f' failed or timed out, 'r' orphaned) in its minute's
+-- throughput counter, which expires TPTTL seconds after its first count.
+local function count_attempt(now, f)
+  local tp = P .. 'tp:' .. fmt(math.floor(tonumber(now) / 60000) * 60000)
+  if batch then
+    local at = 'HINCRBY ' .. tp .. ' ' .. f
+    local e = batch.by[at]
+    if e then e[4] = e[4] + 1 return end
+    e = {'HINCRBY', tp, f, 1}
+    batch.by[at] = e
+    batch.order[#batch.order + 1] = e
+    return
+  end
+  if redis.call('HINCRBY', tp, f, 1) == 1 then redis.call('EXPIRE', tp, TPTTL) end
+end
+
+-- batch_flush sends the batch's deferred writes, a command per key (in
+-- pieces of 1,000 arguments), in the order their keys came, and ends the
+-- batch.
+local function batch_flush()
+  for _, e in ipairs(batch.order) do
+    if e[1] == 'HINCRBY' then
+      if redis.call('HINCRBY', e[2], e[3], e[4]) == e[4] then redis.call('EXPIRE', e[2], TPTTL) end
+    else
+      for i = 3, #e, 1000 do
+        redis.call(e[1], e[2], unpack(e, i, math.min(i + 999, #e)))
+      end
+    end
+  end
+  batch = nil
+end
+
 -- A running job with a concurrency key is also in its key's running set,
 -- qkey(q, 'kr:' .. key): the key's running count, kept with the job's
 -- state, as the queue's running set keeps the queue's.
 local function krkey(q, ck) return qkey(q, 'kr:' .. ck) end
 
+-- slotted caches, for one script run, whether a queue's limits count
+-- slots (its meta field 'slots'): a settle or a rescue of a hundred jobs
+-- of one queue reads it once. No script both changes limits and ends
+-- deliveries.
+local slotted = {}
+
 -- ended is where every delivery's end meets (lib_job's unindex of a
 -- running job, lib_ack's do_ack): it takes the job (id, of queue q, key ck
 -- or nil) out of its key's running set, and when the queue's limits count
--- slots (its meta field 'slots') wakes a waiting leaser for the slot freed.
+-- slots wakes a waiting leaser for the slot freed.
 local function ended(q, id, ck)
-  if ck then redis.call('SREM', krkey(q, ck), id) end
-  if redis.call('HEXISTS', qkey(q, 'm'), 'slots') == 1 then wake(q) end
+  if ck then write('SREM', krkey(q, ck), id) end
+  local sl = slotted[q]
+  if sl == nil then
+    sl = redis.call('HEXISTS', qkey(q, 'm'), 'slots') == 1
+    slotted[q] = sl
+  end
+  if sl then wake(q) end
 end
 
 -- touch records a sign of life of worker w, registering it if unknown.

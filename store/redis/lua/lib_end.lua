@@ -93,10 +93,7 @@ local function end_delivery(id, j, d, now, by, extra)
   -- Throughput: closed attempts per minute (insights.go), kept past
   -- ThroughputRetention; released and cancelled ones do not count.
   local tf = TPFIELD[d.outcome]
-  if tf then
-    local tp = P .. 'tp:' .. fmt(math.floor(num(now) / 60000) * 60000)
-    if redis.call('HINCRBY', tp, tf, 1) == 1 then redis.call('EXPIRE', tp, 90000) end
-  end
+  if tf then count_attempt(now, tf) end
   local ch = {s = d.state, a = fmt(d.attempt), rc = fmt(d.rescues), dr = d.reason or false,
     ex = false, w = false, ai = false, eb = by}
   if FINISHED[d.state] then
@@ -106,7 +103,7 @@ local function end_delivery(id, j, d, now, by, extra)
   end
   if extra and extra.err then ch.le = extra.err end
   move(id, j, ch)
-  if extra and extra.lost and owner then redis.call('RPUSH', wlkey(owner), id) end
+  if extra and extra.lost and owner then write('RPUSH', wlkey(owner), id) end
   if d.state == 'available' then wake(j.q) end
 end
 

@@ -87,30 +87,31 @@ local function retrying(j) return j.s == 'scheduled' and num(j.a) > 0 end
 local function dkkey(q, k) return qkey(q, 'dk:' .. k) end
 
 -- unindex removes id from the indexes of its state j.s.
+-- (Both write through lib_base's write, which a batch defers.)
 local function unindex(id, j)
-  redis.call('ZREM', qkey(j.q, SETS[j.s]), id)
+  write('ZREM', qkey(j.q, SETS[j.s]), id)
   if retrying(j) then
-    redis.call('ZREM', qkey(j.q, 'retry'), id)
+    write('ZREM', qkey(j.q, 'retry'), id)
   elseif j.s == 'dead' then
-    redis.call('ZREM', dkkey(j.q, j.k), id)
+    write('ZREM', dkkey(j.q, j.k), id)
   elseif j.s == 'running' then
     -- A worker left holding nothing stays in holders until orphans.lua
     -- finds it silent: that keeps a SCARD off every settle.
-    if j.w then redis.call('SREM', wjkey(j.w), id) end
+    if j.w then write('SREM', wjkey(j.w), id) end
     ended(j.q, id, j.ck)
   end
 end
 
 -- index adds id to the indexes of its state j.s.
 local function index(id, j)
-  redis.call('ZADD', qkey(j.q, SETS[j.s]), score(j), id)
+  write('ZADD', qkey(j.q, SETS[j.s]), score(j), id)
   if retrying(j) then
-    redis.call('ZADD', qkey(j.q, 'retry'), j.ra, id)
+    write('ZADD', qkey(j.q, 'retry'), j.ra, id)
   elseif j.s == 'dead' then
-    redis.call('ZADD', dkkey(j.q, j.k), score(j), id)
+    write('ZADD', dkkey(j.q, j.k), score(j), id)
   elseif j.s == 'running' then
-    redis.call('SADD', wjkey(j.w), id)
-    if j.ck then redis.call('SADD', krkey(j.q, j.ck), id) end
+    write('SADD', wjkey(j.w), id)
+    if j.ck then write('SADD', krkey(j.q, j.ck), id) end
   end
 end
 
