@@ -22,7 +22,22 @@ local FINISHED = {succeeded = true, dead = true, cancelled = true}
 local function jkey(id) return P .. 'j:' .. id end
 local function pkey(id) return P .. 'p:' .. id end
 local function akey(id) return P .. 'a:' .. id end
-local function qkey(q, s) return P .. '{' .. q .. '}:' .. s end
+-- qkeys keeps, for one script run, the names qkey built: a script that
+-- moves a hundred jobs of one queue builds each of its few names once.
+local qkeys = {}
+local function qkey(q, s)
+  local t = qkeys[q]
+  if not t then
+    t = {}
+    qkeys[q] = t
+  end
+  local k = t[s]
+  if not k then
+    k = P .. '{' .. q .. '}:' .. s
+    t[s] = k
+  end
+  return k
+end
 local function ukey(q, uk) return qkey(q, 'u:' .. uk) end
 local function wkey(w) return P .. 'w:' .. w end
 local function wjkey(w) return P .. 'wj:' .. w end
@@ -73,38 +88,51 @@ local batch = nil
 
 local function batch_begin() batch = {order = {}, by = {}} end
 
--- write runs cmd on key with the other arguments (members, or score and
--- member pairs), or defers it to the batch's one command for key.
-local function write(cmd, key, ...)
-  if not batch then return redis.call(cmd, key, ...) end
-  local at = cmd .. ' ' .. key
-  local e = batch.by[at]
+-- deferred is the batch's command cmd on key, made at its first use.
+local function deferred(cmd, key, ...)
+  local by = batch.by[cmd]
+  if not by then
+    by = {}
+    batch.by[cmd] = by
+  end
+  local e = by[key]
   if not e then
-    e = {cmd, key}
-    batch.by[at] = e
+    e = {cmd, key, ...}
+    by[key] = e
     batch.order[#batch.order + 1] = e
   end
-  for i = 1, select('#', ...) do e[#e + 1] = select(i, ...) end
+  return e
+end
+
+-- write runs cmd on key with the other arguments (members, or score and
+-- member pairs), or defers it to the batch's one command for key.
+local function write(cmd, key, a, b)
+  if not batch then
+    if b == nil then return redis.call(cmd, key, a) end
+    return redis.call(cmd, key, a, b)
+  end
+  local e = deferred(cmd, key)
+  e[#e + 1] = a
+  if b ~= nil then e[#e + 1] = b end
 end
 
 -- TPTTL keeps a minute's throughput counters (tp:<minute>, insights.go)
 -- past ThroughputRetention.
 local TPTTL = 90000
 
+-- tpkey is the throughput counter of the minute of now (ms).
+local function tpkey(now) return P .. 'tp:' .. fmt(math.floor(tonumber(now) / 60000) * 60000) end
+
 -- count_attempt counts one attempt closed at now (ms) with outcome field f
 -- ('s' succeeded, 'f' failed or timed out, 'r' orphaned) in its minute's
 -- throughput counter, which expires TPTTL seconds after its first count.
 local function count_attempt(now, f)
-  local tp = P .. 'tp:' .. fmt(math.floor(tonumber(now) / 60000) * 60000)
   if batch then
-    local at = 'HINCRBY ' .. tp .. ' ' .. f
-    local e = batch.by[at]
-    if e then e[4] = e[4] + 1 return end
-    e = {'HINCRBY', tp, f, 1}
-    batch.by[at] = e
-    batch.order[#batch.order + 1] = e
+    local n = deferred('HINCRBY', now, {})[3] -- {'HINCRBY', now, counts by field}
+    n[f] = (n[f] or 0) + 1
     return
   end
+  local tp = tpkey(now)
   if redis.call('HINCRBY', tp, f, 1) == 1 then redis.call('EXPIRE', tp, TPTTL) end
 end
 
@@ -114,7 +142,10 @@ end
 local function batch_flush()
   for _, e in ipairs(batch.order) do
     if e[1] == 'HINCRBY' then
-      if redis.call('HINCRBY', e[2], e[3], e[4]) == e[4] then redis.call('EXPIRE', e[2], TPTTL) end
+      local tp = tpkey(e[2])
+      for f, n in pairs(e[3]) do
+        if redis.call('HINCRBY', tp, f, n) == n then redis.call('EXPIRE', tp, TPTTL) end
+      end
     else
       for i = 3, #e, 1000 do
         redis.call(e[1], e[2], unpack(e, i, math.min(i + 999, #e)))

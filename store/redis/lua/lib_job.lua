@@ -45,8 +45,9 @@ local function save(id, j, ch)
       j[k] = v
     end
   end
-  if #set > 0 then redis.call('HSET', jkey(id), unpack(set)) end
-  if #del > 0 then redis.call('HDEL', jkey(id), unpack(del)) end
+  local k = jkey(id)
+  if #set > 0 then redis.call('HSET', k, unpack(set)) end
+  if #del > 0 then redis.call('HDEL', k, unpack(del)) end
 end
 
 local function avscore(j)
