@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -207,4 +208,51 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestRecoverReturnsJobsAsStored: the jobs JobRecover returns (read after
+// the script, in its MULTI) are the jobs as stored, a payload kept in the
+// hash and one kept in a key of its own alike.
+func TestRecoverReturnsJobsAsStored(t *testing.T) {
+	t.Parallel()
+	s := open(t, testURL(t), "")
+	ctx := t.Context()
+	now := storetest.Base
+	specs := []store.JobSpec{
+		{Kind: "k", Payload: json.RawMessage(`{"small":1}`), Tags: []string{"a"}},
+		{Kind: "k", Payload: json.RawMessage(`{"large":"` + strings.Repeat("x", 200) + `"}`), Metadata: json.RawMessage(`{"m":1}`)},
+	}
+	for i := range specs {
+		specs[i].Normalize(now)
+	}
+	if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if jobs, err := s.JobLease(ctx, &store.JobLeaseParams{WorkerID: "w", Queues: []string{"default"}, Max: 2, Now: now}); err != nil || len(jobs) != 2 {
+		t.Fatalf("lease: %d jobs, %v", len(jobs), err)
+	}
+	now = now.Add(time.Minute)
+	orphans, err := s.JobListOrphans(ctx, &store.JobListOrphansParams{DeadBefore: now.Add(-store.DefaultDeadAfter)})
+	if err != nil || len(orphans) != 2 {
+		t.Fatalf("orphans: %d, %v", len(orphans), err)
+	}
+	won, err := s.JobRecover(ctx, &store.JobRecoverParams{Orphans: orphans, NodeID: "node", Now: now})
+	if err != nil || len(won) != 2 {
+		t.Fatalf("recover: %d, %v", len(won), err)
+	}
+	for _, j := range won {
+		stored, err := s.JobGet(ctx, &store.JobGetParams{ID: j.ID, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored.Attempts = nil // JobGet's own addition
+		got, _ := json.Marshal(j)
+		want, _ := json.Marshal(stored)
+		if string(got) != string(want) {
+			t.Errorf("recovered job\n%s\nstored\n%s", got, want)
+		}
+		if len(j.Payload) < 10 || j.State != store.StateAvailable || j.LastError == nil {
+			t.Errorf("recovered job %s: payload %s, state %s, last error %v", j.ID, j.Payload, j.State, j.LastError)
+		}
+	}
 }

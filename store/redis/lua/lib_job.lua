@@ -9,6 +9,13 @@ local function load(id)
   return j
 end
 
+-- payload is a job's payload kept in its own key (a large one, field pk),
+-- or false: a small one is the hash's field pl.
+local function payload(id, j)
+  if j.pk then return redis.call('GET', pkey(id)) end
+  return false
+end
+
 -- reply is a job as the Go side decodes it: id, field/value pairs, payload.
 local function reply(id, j)
   local flat = {}
@@ -16,9 +23,7 @@ local function reply(id, j)
     flat[#flat + 1] = k
     flat[#flat + 1] = v
   end
-  local pl = false
-  if j.pk then pl = redis.call('GET', pkey(id)) end
-  return {id, flat, pl}
+  return {id, flat, payload(id, j)}
 end
 
 -- weight is store.JobBytes of a replied job (r is reply's answer): the

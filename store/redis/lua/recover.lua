@@ -4,7 +4,10 @@
 -- stale listing matches nothing. ARGV: prefix, now, node id, max rescues,
 -- then five per orphan: id, owner, token, the owner's last sign of life
 -- ('' unknown), the message (store.RescueMessage). Replies {'ok', wakes(),
--- job, ...} with the jobs it won. A chunk (store/redis/recover.go) pays the
+-- id, payload, ...} for each orphan it won, the payload only when kept in
+-- its own key (else false): JobRecover reads the hashes right after it, in
+-- the same MULTI, which costs redis-server a fifth of what building the
+-- replies in Lua did. A chunk (store/redis/recover.go) pays the
 -- script's fixed cost, its helpers' closures, once for all its orphans,
 -- and sends one command per shared key for them all (a batch, lib_base):
 -- per orphan it reads and writes its hash and appends to its history.
@@ -27,7 +30,8 @@ for i = 5, #ARGV, 5 do
       write('ZADD', P .. 'rescues', now, cjson.encode({j = id, n = attempt, w = owner, s = started,
         f = now, rb = node, lh = lh or ''}))
     end
-    out[#out + 1] = reply(id, j)
+    out[#out + 1] = id
+    out[#out + 1] = payload(id, j)
   end
 end
 batch_flush()
