@@ -6,8 +6,8 @@
 -- ('' unknown), the message (store.RescueMessage). Replies {'ok', wakes(),
 -- id, payload, ...} for each orphan it won, the payload only when kept in
 -- its own key (else false): JobRecover reads the hashes right after it, in
--- the same MULTI, which costs redis-server a fifth of what building the
--- replies in Lua did. A chunk (store/redis/recover.go) pays the
+-- the same MULTI, which costs redis-server less than half of what building
+-- the replies in Lua did. A chunk (store/redis/recover.go) pays the
 -- script's fixed cost, its helpers' closures, once for all its orphans,
 -- and sends one command per shared key for them all (a batch, lib_base):
 -- per orphan it reads and writes its hash and appends to its history.
