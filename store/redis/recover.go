@@ -159,31 +159,3 @@ func hashFields(v any) map[string]string {
 	}
 	return f
 }
-
-// eachJob runs a one-job script per argument list and returns the jobs of
-// the runs that changed something.
-func (s *Store) eachJob(ctx context.Context, name string, argLists [][]any) ([]*store.Job, error) {
-	if len(argLists) == 0 {
-		return nil, nil
-	}
-	replies, err := s.callEach(ctx, name, argLists)
-	if err != nil {
-		return nil, err
-	}
-	var jobs []*store.Job
-	for _, r := range replies {
-		st, err := parseStatus(r)
-		if err != nil {
-			return nil, err
-		}
-		if st.code != "ok" {
-			continue
-		}
-		j, _, err := decodeJob(st.rest[0])
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, j)
-	}
-	return jobs, nil
-}
