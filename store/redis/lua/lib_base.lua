@@ -46,8 +46,16 @@ local function sjkey(sc) return P .. 'sj:' .. sc end
 
 local function num(v) return tonumber(v) or 0 end
 
--- fmt writes an integral number without an exponent.
-local function fmt(n) return string.format('%.0f', n) end
+-- fmt writes an integral number without an exponent. A positive integer
+-- below 2^53 (a time in ms, a score, a count: nearly every call) goes
+-- through '%d', which writes the same digits for less than half the work
+-- of '%.0f' (C's printf of a double); anything else, '%.0f' rounds.
+local function fmt(n)
+  if type(n) == 'number' and n >= 1 and n < 9007199254740992 and n == math.floor(n) then
+    return string.format('%d', n)
+  end
+  return string.format('%.0f', n)
+end
 
 -- woken counts the jobs the script made leasable, per queue; 0 stands for
 -- "every waiter" (a queue resumed).
