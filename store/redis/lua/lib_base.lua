@@ -83,8 +83,8 @@ local function wakes()
   return any
 end
 
--- A batch (recover.lua, which ends the deliveries of a hundred orphans)
--- defers the writes its jobs share keys for: the queue's state sets, the
+-- A batch (recover.lua and reap.lua, which end the deliveries of a
+-- hundred jobs a run) defers the writes its jobs share keys for: the queue's state sets, the
 -- owner's held set and lost list, the throughput counter. batch_flush then
 -- sends one command per key for them all, where each job sent its own:
 -- from Lua, a command costs redis-server a few microseconds whatever its
