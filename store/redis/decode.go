@@ -64,6 +64,12 @@ func decodeJob(v any) (*store.Job, map[string]string, error) {
 		v, _ := pairs[i+1].(string)
 		f[k] = v
 	}
+	return jobFromFields(id, f, a[2]), f, nil
+}
+
+// jobFromFields builds job id from its hash's fields f and its payload
+// when kept in its own key (a string; anything else when not).
+func jobFromFields(id string, f map[string]string, payload any) *store.Job {
 	j := &store.Job{
 		ID:          id,
 		Queue:       f[fQueue],
@@ -87,7 +93,7 @@ func decodeJob(v any) (*store.Job, map[string]string, error) {
 		// concurrency_key is 1..255 characters: "" is none.
 		ConcurrencyKey: optStr(f, fConcKey),
 	}
-	if p, ok := a[2].(string); ok {
+	if p, ok := payload.(string); ok {
 		j.Payload = json.RawMessage(p)
 	} else {
 		j.Payload = optRaw(f, fPayload)
@@ -116,7 +122,7 @@ func decodeJob(v any) (*store.Job, map[string]string, error) {
 		j.Trace = &store.Trace{Parent: tp, State: f[fTraceS]}
 	}
 	j.Schedule, j.ScheduledFor = optStr(f, fSchedule), optTime(f, fSlot)
-	return j, f, nil
+	return j
 }
 
 // attemptEntry is a closed attempt as lib_end.lua's close_attempt writes it;

@@ -24,9 +24,7 @@ local function do_ack(id, token, now, result)
     if f[6] then redis.call('HDEL', jkey(id), 'rs') end
   end
   redis.call('ZADD', qkey(q, 'done'), now, id)
-  -- Throughput: succeeded attempts per minute, kept past ThroughputRetention.
-  local tp = P .. 'tp:' .. string.format('%.0f', math.floor(tonumber(now) / 60000) * 60000)
-  if redis.call('HINCRBY', tp, 's', 1) == 1 then redis.call('EXPIRE', tp, 90000) end
+  count_attempt(now, 's')
   if uk and redis.call('GET', ukey(q, uk)) == id then redis.call('DEL', ukey(q, uk)) end
   return 'ok', q
 end

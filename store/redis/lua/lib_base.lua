@@ -22,7 +22,22 @@ local FINISHED = {succeeded = true, dead = true, cancelled = true}
 local function jkey(id) return P .. 'j:' .. id end
 local function pkey(id) return P .. 'p:' .. id end
 local function akey(id) return P .. 'a:' .. id end
-local function qkey(q, s) return P .. '{' .. q .. '}:' .. s end
+-- qkeys keeps, for one script run, the names qkey built: a script that
+-- moves a hundred jobs of one queue builds each of its few names once.
+local qkeys = {}
+local function qkey(q, s)
+  local t = qkeys[q]
+  if not t then
+    t = {}
+    qkeys[q] = t
+  end
+  local k = t[s]
+  if not k then
+    k = P .. '{' .. q .. '}:' .. s
+    t[s] = k
+  end
+  return k
+end
 local function ukey(q, uk) return qkey(q, 'u:' .. uk) end
 local function wkey(w) return P .. 'w:' .. w end
 local function wjkey(w) return P .. 'wj:' .. w end
@@ -31,8 +46,16 @@ local function sjkey(sc) return P .. 'sj:' .. sc end
 
 local function num(v) return tonumber(v) or 0 end
 
--- fmt writes an integral number without an exponent.
-local function fmt(n) return string.format('%.0f', n) end
+-- fmt writes an integral number without an exponent. A positive integer
+-- below 2^53 (a time in ms, a score, a count: nearly every call) goes
+-- through '%d', which writes the same digits for less than half the work
+-- of '%.0f' (C's printf of a double); anything else, '%.0f' rounds.
+local function fmt(n)
+  if type(n) == 'number' and n >= 1 and n < 9007199254740992 and n == math.floor(n) then
+    return string.format('%d', n)
+  end
+  return string.format('%.0f', n)
+end
 
 -- woken counts the jobs the script made leasable, per queue; 0 stands for
 -- "every waiter" (a queue resumed).
@@ -60,18 +83,109 @@ local function wakes()
   return any
 end
 
+-- A batch (recover.lua and reap.lua, which end the deliveries of a
+-- hundred jobs a run) defers the writes its jobs share keys for: the queue's state sets, the
+-- owner's held set and lost list, the throughput counter. batch_flush then
+-- sends one command per key for them all, where each job sent its own:
+-- from Lua, a command costs redis-server a few microseconds whatever its
+-- size, and those were most of a rescue's commands. Only writes that
+-- nothing later in the script reads may be deferred, and a batch never
+-- both adds and removes one member of a key (a job's delivery ends once
+-- per batch). Outside a batch, each write goes at once.
+local batch = nil
+
+local function batch_begin() batch = {order = {}, by = {}} end
+
+-- deferred is the batch's command cmd on key, made at its first use.
+local function deferred(cmd, key, ...)
+  local by = batch.by[cmd]
+  if not by then
+    by = {}
+    batch.by[cmd] = by
+  end
+  local e = by[key]
+  if not e then
+    e = {cmd, key, ...}
+    by[key] = e
+    batch.order[#batch.order + 1] = e
+  end
+  return e
+end
+
+-- write runs cmd on key with the other arguments (members, or score and
+-- member pairs), or defers it to the batch's one command for key.
+local function write(cmd, key, a, b)
+  if not batch then
+    if b == nil then return redis.call(cmd, key, a) end
+    return redis.call(cmd, key, a, b)
+  end
+  local e = deferred(cmd, key)
+  e[#e + 1] = a
+  if b ~= nil then e[#e + 1] = b end
+end
+
+-- TPTTL keeps a minute's throughput counters (tp:<minute>, insights.go)
+-- past ThroughputRetention.
+local TPTTL = 90000
+
+-- tpkey is the throughput counter of the minute of now (ms).
+local function tpkey(now) return P .. 'tp:' .. fmt(math.floor(tonumber(now) / 60000) * 60000) end
+
+-- count_attempt counts one attempt closed at now (ms) with outcome field f
+-- ('s' succeeded, 'f' failed or timed out, 'r' orphaned) in its minute's
+-- throughput counter, which expires TPTTL seconds after its first count.
+local function count_attempt(now, f)
+  if batch then
+    local n = deferred('HINCRBY', now, {})[3] -- {'HINCRBY', now, counts by field}
+    n[f] = (n[f] or 0) + 1
+    return
+  end
+  local tp = tpkey(now)
+  if redis.call('HINCRBY', tp, f, 1) == 1 then redis.call('EXPIRE', tp, TPTTL) end
+end
+
+-- batch_flush sends the batch's deferred writes, a command per key (in
+-- pieces of 1,000 arguments), in the order their keys came, and ends the
+-- batch.
+local function batch_flush()
+  for _, e in ipairs(batch.order) do
+    if e[1] == 'HINCRBY' then
+      local tp = tpkey(e[2])
+      for f, n in pairs(e[3]) do
+        if redis.call('HINCRBY', tp, f, n) == n then redis.call('EXPIRE', tp, TPTTL) end
+      end
+    else
+      for i = 3, #e, 1000 do
+        redis.call(e[1], e[2], unpack(e, i, math.min(i + 999, #e)))
+      end
+    end
+  end
+  batch = nil
+end
+
 -- A running job with a concurrency key is also in its key's running set,
 -- qkey(q, 'kr:' .. key): the key's running count, kept with the job's
 -- state, as the queue's running set keeps the queue's.
 local function krkey(q, ck) return qkey(q, 'kr:' .. ck) end
 
+-- slotted caches, for one script run, whether a queue's limits count
+-- slots (its meta field 'slots'): a settle or a rescue of a hundred jobs
+-- of one queue reads it once. No script both changes limits and ends
+-- deliveries.
+local slotted = {}
+
 -- ended is where every delivery's end meets (lib_job's unindex of a
 -- running job, lib_ack's do_ack): it takes the job (id, of queue q, key ck
 -- or nil) out of its key's running set, and when the queue's limits count
--- slots (its meta field 'slots') wakes a waiting leaser for the slot freed.
+-- slots wakes a waiting leaser for the slot freed.
 local function ended(q, id, ck)
-  if ck then redis.call('SREM', krkey(q, ck), id) end
-  if redis.call('HEXISTS', qkey(q, 'm'), 'slots') == 1 then wake(q) end
+  if ck then write('SREM', krkey(q, ck), id) end
+  local sl = slotted[q]
+  if sl == nil then
+    sl = redis.call('HEXISTS', qkey(q, 'm'), 'slots') == 1
+    slotted[q] = sl
+  end
+  if sl then wake(q) end
 end
 
 -- touch records a sign of life of worker w, registering it if unknown.

@@ -16,6 +16,13 @@ local function backoff(base, max, n, jitter)
   return d + jitter * d
 end
 
+-- dead makes decision d a death for reason (a helper of decide's, defined
+-- once per script run rather than once per decision).
+local function dead(d, reason)
+  d.state, d.reason = 'dead', reason
+  return d
+end
+
 -- decide mirrors store.Decide row by row: release (cancelled instead when
 -- cancellation was requested), cancel requested, permanent failure,
 -- orphaned, timed out, failed. A rescue, or a release without a delay,
@@ -23,10 +30,6 @@ end
 -- (fail's retry_in, release's delay); max_rescues is resolved by the caller.
 local function decide(j, ending, retry_in, max_rescues, now, jitter)
   local d = {attempt = num(j.a), rescues = num(j.rc), run_at = now}
-  local function dead(reason)
-    d.state, d.reason = 'dead', reason
-    return d
-  end
   if ending == 'release' then
     d.outcome, d.attempt = 'released', num(j.a) - 1
     if j.cr == '1' then
@@ -45,21 +48,21 @@ local function decide(j, ending, retry_in, max_rescues, now, jitter)
   end
   if ending == 'failperm' then
     d.outcome = 'failed'
-    return dead('failed_permanently')
+    return dead(d, 'failed_permanently')
   end
   if ending == 'orphan' then
     d.outcome, d.rescues = 'orphaned', d.rescues + 1
-    if d.rescues >= max_rescues then return dead('crash_loop') end
-    if d.attempt >= num(j.ma) then return dead('attempts_exhausted') end
+    if d.rescues >= max_rescues then return dead(d, 'crash_loop') end
+    if d.attempt >= num(j.ma) then return dead(d, 'attempts_exhausted') end
     d.state, d.run_at = 'available', num(j.ra)
     return d
   end
   if ending == 'timeout' then
     d.outcome = 'timed_out'
-    if d.attempt >= num(j.ma) then return dead('timeout_exhausted') end
+    if d.attempt >= num(j.ma) then return dead(d, 'timeout_exhausted') end
   else
     d.outcome = 'failed'
-    if d.attempt >= num(j.ma) then return dead('attempts_exhausted') end
+    if d.attempt >= num(j.ma) then return dead(d, 'attempts_exhausted') end
   end
   local delay = backoff(num(j.bb), num(j.bm), d.attempt, jitter)
   if retry_in then delay = retry_in end
@@ -93,10 +96,7 @@ local function end_delivery(id, j, d, now, by, extra)
   -- Throughput: closed attempts per minute (insights.go), kept past
   -- ThroughputRetention; released and cancelled ones do not count.
   local tf = TPFIELD[d.outcome]
-  if tf then
-    local tp = P .. 'tp:' .. fmt(math.floor(num(now) / 60000) * 60000)
-    if redis.call('HINCRBY', tp, tf, 1) == 1 then redis.call('EXPIRE', tp, 90000) end
-  end
+  if tf then count_attempt(now, tf) end
   local ch = {s = d.state, a = fmt(d.attempt), rc = fmt(d.rescues), dr = d.reason or false,
     ex = false, w = false, ai = false, eb = by}
   if FINISHED[d.state] then
@@ -106,7 +106,7 @@ local function end_delivery(id, j, d, now, by, extra)
   end
   if extra and extra.err then ch.le = extra.err end
   move(id, j, ch)
-  if extra and extra.lost and owner then redis.call('RPUSH', wlkey(owner), id) end
+  if extra and extra.lost and owner then write('RPUSH', wlkey(owner), id) end
   if d.state == 'available' then wake(j.q) end
 end
 

@@ -1,12 +1,24 @@
 -- lib_job.lua: reading and replying jobs, and moving them between states
 -- with every index, count and unique key in step.
 
+-- load reads job id's hash into a table, or nil. The table starts sized
+-- for a job's usual fields (naming them is only a size hint: Lua sizes a
+-- table by its constructor), so filling it never grows it field by field,
+-- which cost a rescue 2 % of its work.
 local function load(id)
   local flat = redis.call('HGETALL', jkey(id))
   if #flat == 0 then return nil end
-  local j = {}
+  local j = {q = nil, k = nil, s = nil, p = nil, a = nil, ma = nil, to = nil, bb = nil, bm = nil, ra = nil,
+    ca = nil, sa = nil, w = nil, t = nil, ex = nil, ai = nil, pl = nil, pk = nil, rc = nil, le = nil, eb = nil, uk = nil}
   for i = 1, #flat, 2 do j[flat[i]] = flat[i + 1] end
   return j
+end
+
+-- payload is a job's payload kept in its own key (a large one, field pk),
+-- or false: a small one is the hash's field pl.
+local function payload(id, j)
+  if j.pk then return redis.call('GET', pkey(id)) end
+  return false
 end
 
 -- reply is a job as the Go side decodes it: id, field/value pairs, payload.
@@ -16,9 +28,7 @@ local function reply(id, j)
     flat[#flat + 1] = k
     flat[#flat + 1] = v
   end
-  local pl = false
-  if j.pk then pl = redis.call('GET', pkey(id)) end
-  return {id, flat, pl}
+  return {id, flat, payload(id, j)}
 end
 
 -- weight is store.JobBytes of a replied job (r is reply's answer): the
@@ -45,8 +55,9 @@ local function save(id, j, ch)
       j[k] = v
     end
   end
-  if #set > 0 then redis.call('HSET', jkey(id), unpack(set)) end
-  if #del > 0 then redis.call('HDEL', jkey(id), unpack(del)) end
+  local k = jkey(id)
+  if #set > 0 then redis.call('HSET', k, unpack(set)) end
+  if #del > 0 then redis.call('HDEL', k, unpack(del)) end
 end
 
 local function avscore(j)
@@ -87,30 +98,31 @@ local function retrying(j) return j.s == 'scheduled' and num(j.a) > 0 end
 local function dkkey(q, k) return qkey(q, 'dk:' .. k) end
 
 -- unindex removes id from the indexes of its state j.s.
+-- (Both write through lib_base's write, which a batch defers.)
 local function unindex(id, j)
-  redis.call('ZREM', qkey(j.q, SETS[j.s]), id)
+  write('ZREM', qkey(j.q, SETS[j.s]), id)
   if retrying(j) then
-    redis.call('ZREM', qkey(j.q, 'retry'), id)
+    write('ZREM', qkey(j.q, 'retry'), id)
   elseif j.s == 'dead' then
-    redis.call('ZREM', dkkey(j.q, j.k), id)
+    write('ZREM', dkkey(j.q, j.k), id)
   elseif j.s == 'running' then
     -- A worker left holding nothing stays in holders until orphans.lua
     -- finds it silent: that keeps a SCARD off every settle.
-    if j.w then redis.call('SREM', wjkey(j.w), id) end
+    if j.w then write('SREM', wjkey(j.w), id) end
     ended(j.q, id, j.ck)
   end
 end
 
 -- index adds id to the indexes of its state j.s.
 local function index(id, j)
-  redis.call('ZADD', qkey(j.q, SETS[j.s]), score(j), id)
+  write('ZADD', qkey(j.q, SETS[j.s]), score(j), id)
   if retrying(j) then
-    redis.call('ZADD', qkey(j.q, 'retry'), j.ra, id)
+    write('ZADD', qkey(j.q, 'retry'), j.ra, id)
   elseif j.s == 'dead' then
-    redis.call('ZADD', dkkey(j.q, j.k), score(j), id)
+    write('ZADD', dkkey(j.q, j.k), score(j), id)
   elseif j.s == 'running' then
-    redis.call('SADD', wjkey(j.w), id)
-    if j.ck then redis.call('SADD', krkey(j.q, j.ck), id) end
+    write('SADD', wjkey(j.w), id)
+    if j.ck then write('SADD', krkey(j.q, j.ck), id) end
   end
 end
 

@@ -4,12 +4,18 @@
 -- stale listing matches nothing. ARGV: prefix, now, node id, max rescues,
 -- then five per orphan: id, owner, token, the owner's last sign of life
 -- ('' unknown), the message (store.RescueMessage). Replies {'ok', wakes(),
--- job, ...} with the jobs it won. A chunk (store/redis/recover.go) pays the
--- script's fixed cost, its helpers' closures, once for all its orphans, and
--- wakes each queue once. Cost: O(chunk × (log n + the job's fields)).
+-- id, payload, ...} for each orphan it won, the payload only when kept in
+-- its own key (else false): JobRecover reads the hashes right after it, in
+-- the same MULTI, which costs redis-server less than half of what building
+-- the replies in Lua did. A chunk (store/redis/recover.go) pays the
+-- script's fixed cost, its helpers' closures, once for all its orphans,
+-- and sends one command per shared key for them all (a batch, lib_base):
+-- per orphan it reads and writes its hash and appends to its history.
+-- Cost: O(chunk × (log n + the job's fields)).
 local now, node, maxr = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local out = {'ok', 0}
 local won = 0
+batch_begin()
 for i = 5, #ARGV, 5 do
   local id, owner, token, lh = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local j = load(id)
@@ -21,12 +27,14 @@ for i = 5, #ARGV, 5 do
     won = won + 1
     -- The index of recent rescues (insights.go), by time.
     if d.outcome == 'orphaned' then
-      redis.call('ZADD', P .. 'rescues', now, cjson.encode({j = id, n = attempt, w = owner, s = started,
+      write('ZADD', P .. 'rescues', now, cjson.encode({j = id, n = attempt, w = owner, s = started,
         f = now, rb = node, lh = lh or ''}))
     end
-    out[#out + 1] = reply(id, j)
+    out[#out + 1] = id
+    out[#out + 1] = payload(id, j)
   end
 end
+batch_flush()
 if won > 0 then
   redis.call('HINCRBY', P .. 'stats', 'rescues', won)
   redis.call('ZREMRANGEBYRANK', P .. 'rescues', 0, -10001) -- capped at the newest 10,000
