@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -21,25 +20,7 @@ func TestReapInChunks(t *testing.T) {
 	ctx := t.Context()
 	now := storetest.Base
 	const workers, each = 5, 50
-	specs := make([]store.JobSpec, workers*each)
-	for i := range specs {
-		specs[i] = store.JobSpec{Kind: "k", Timeout: time.Second}
-		specs[i].Normalize(now)
-	}
-	if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	held := map[string][]string{}
-	for w := range workers {
-		worker := fmt.Sprint("w-", w)
-		jobs, err := s.JobLease(ctx, &store.JobLeaseParams{WorkerID: worker, Queues: []string{"default"}, Max: each, Now: now})
-		if err != nil || len(jobs) != each {
-			t.Fatalf("lease: %d jobs, %v", len(jobs), err)
-		}
-		for _, j := range jobs {
-			held[worker] = append(held[worker], j.ID)
-		}
-	}
+	held := holdJobs(t, s, workers, each, time.Second, now)
 	now = now.Add(2 * time.Second)
 	before := evalCalls(t, srv.URL())
 	reaped, err := s.JobReap(ctx, &store.JobReapParams{Now: now})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetherq/tether/store"
+	"github.com/tetherq/tether/store/redis"
 	"github.com/tetherq/tether/store/storetest"
 )
 
@@ -23,20 +24,7 @@ func TestRecoverInChunks(t *testing.T) {
 	ctx := t.Context()
 	now := storetest.Base
 	const n = 250
-	specs := make([]store.JobSpec, n)
-	for i := range specs {
-		specs[i] = store.JobSpec{Kind: "k"}
-		specs[i].Normalize(now)
-	}
-	if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	for w := range 5 {
-		jobs, err := s.JobLease(ctx, &store.JobLeaseParams{WorkerID: fmt.Sprint("w-", w), Queues: []string{"default"}, Max: n / 5, Now: now})
-		if err != nil || len(jobs) != n/5 {
-			t.Fatalf("lease: %d jobs, %v", len(jobs), err)
-		}
-	}
+	holdJobs(t, s, 5, n/5, 0, now)
 	now = now.Add(time.Minute)
 	orphans, err := s.JobListOrphans(ctx, &store.JobListOrphansParams{DeadBefore: now.Add(-store.DefaultDeadAfter), Limit: store.MaxBatch})
 	if err != nil || len(orphans) != n {
@@ -102,25 +90,7 @@ func TestRecoverBatchesSharedKeys(t *testing.T) {
 	ctx := t.Context()
 	now := storetest.Base
 	const workers, each = 5, 50
-	specs := make([]store.JobSpec, workers*each)
-	for i := range specs {
-		specs[i] = store.JobSpec{Kind: "k"}
-		specs[i].Normalize(now)
-	}
-	if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	held := map[string][]string{}
-	for w := range workers {
-		worker := fmt.Sprint("w-", w)
-		jobs, err := s.JobLease(ctx, &store.JobLeaseParams{WorkerID: worker, Queues: []string{"default"}, Max: each, Now: now})
-		if err != nil || len(jobs) != each {
-			t.Fatalf("lease: %d jobs, %v", len(jobs), err)
-		}
-		for _, j := range jobs {
-			held[worker] = append(held[worker], j.ID)
-		}
-	}
+	held := holdJobs(t, s, workers, each, 0, now)
 	now = now.Add(time.Minute)
 	orphans, err := s.JobListOrphans(ctx, &store.JobListOrphansParams{DeadBefore: now.Add(-store.DefaultDeadAfter), Limit: store.MaxBatch})
 	if err != nil || len(orphans) != workers*each {
@@ -255,4 +225,31 @@ func TestRecoverReturnsJobsAsStored(t *testing.T) {
 			t.Errorf("recovered job %s: payload %s, state %s, last error %v", j.ID, j.Payload, j.State, j.LastError)
 		}
 	}
+}
+
+// holdJobs enqueues workers × each jobs of kind k (with timeout, if not
+// zero) in the default queue at now and has workers w-0, w-1, … lease each
+// of them; it returns the ids each worker holds.
+func holdJobs(t *testing.T, s *redis.Store, workers, each int, timeout time.Duration, now time.Time) map[string][]string {
+	t.Helper()
+	specs := make([]store.JobSpec, workers*each)
+	for i := range specs {
+		specs[i] = store.JobSpec{Kind: "k", Timeout: timeout}
+		specs[i].Normalize(now)
+	}
+	if _, err := s.JobEnqueue(t.Context(), &store.JobEnqueueParams{Jobs: specs, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	held := map[string][]string{}
+	for w := range workers {
+		worker := fmt.Sprint("w-", w)
+		jobs, err := s.JobLease(t.Context(), &store.JobLeaseParams{WorkerID: worker, Queues: []string{"default"}, Max: each, Now: now})
+		if err != nil || len(jobs) != each {
+			t.Fatalf("lease: %d jobs, %v", len(jobs), err)
+		}
+		for _, j := range jobs {
+			held[worker] = append(held[worker], j.ID)
+		}
+	}
+	return held
 }
