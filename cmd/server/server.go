@@ -106,10 +106,12 @@ func (s *server) serve(ctx context.Context, stdout io.Writer) error {
 	wg.Go(func() { _ = s.clock.Run(bg) })
 	served := make(chan error, 1)
 	go func() { served <- s.http.Serve(ln) }()
-	fmt.Fprintf(stdout, "tether listening on http://%s store=%s\n", ln.Addr(), redact(s.cfg.store))
 	s.log.Info("started", "node", s.cfg.nodeID, "dead_after", s.cfg.deadAfter, "tick", s.cfg.tick,
 		"tokens", len(s.cfg.tokenList), "hooks", len(s.cfg.hooks))
 	s.cfg.warn(s.log, s.cfg.addr)
+	// Last: whoever waits for this line (a supervisor, a test) has every
+	// start-up line before it.
+	fmt.Fprintf(stdout, "tether listening on http://%s store=%s\n", ln.Addr(), redact(s.cfg.store))
 
 	select {
 	case <-ctx.Done():
