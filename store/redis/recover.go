@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/tetherq/tether/store"
 )
 
@@ -55,53 +53,32 @@ func (s *Store) JobRecover(ctx context.Context, p *store.JobRecoverParams) ([]*s
 		maxRescues = store.DefaultMaxRescues
 	}
 	var chunks [][]store.Orphan
+	var argLists [][]any
 	for rest := p.Orphans; len(rest) > 0; {
 		n := min(recoverChunk, len(rest))
 		chunks, rest = append(chunks, rest[:n]), rest[n:]
+		argLists = append(argLists, recoverArgs(p, maxRescues, chunks[len(chunks)-1]))
 	}
-	sc := s.scripts.get("recover")
+	runs, err := s.callEachReading(ctx, "recover", argLists, func(k int) [][]any {
+		reads := make([][]any, len(chunks[k]))
+		for i, o := range chunks[k] {
+			reads[i] = []any{"HGETALL", s.prefix + "j:" + o.JobID}
+		}
+		return reads
+	})
+	if err != nil {
+		return nil, err
+	}
 	var won []*store.Job
-	for try := 0; len(chunks) > 0; try++ {
-		execs := make([]*goredis.Cmd, len(chunks))
-		_, err := s.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
-			for i, chunk := range chunks {
-				pl.Do(ctx, "MULTI")
-				pl.Do(ctx, append([]any{"EVALSHA", sc.Hash(), 0}, s.argv(recoverArgs(p, maxRescues, chunk))...)...)
-				for _, o := range chunk {
-					pl.Do(ctx, "HGETALL", s.prefix+"j:"+o.JobID)
-				}
-				execs[i] = pl.Do(ctx, "EXEC")
-			}
-			return nil
-		})
-		if err != nil && !goredis.HasErrorPrefix(err, "NOSCRIPT") {
-			return won, fmt.Errorf("redis recover: %w", err)
+	for k, replies := range runs {
+		if len(replies) != len(chunks[k])+1 {
+			return nil, fmt.Errorf("redis recover: %d replies for a chunk of %d", len(replies), len(chunks[k]))
 		}
-		var again [][]store.Orphan
-		for i, exec := range execs {
-			replies, _ := exec.Val().([]any)
-			if len(replies) != len(chunks[i])+1 {
-				return won, fmt.Errorf("redis recover: unexpected reply %v, %v", exec.Val(), exec.Err())
-			}
-			if err, ok := replies[0].(error); ok {
-				if goredis.HasErrorPrefix(err, "NOSCRIPT") && try == 0 {
-					again = append(again, chunks[i])
-					continue
-				}
-				return won, fmt.Errorf("redis recover: %w", err)
-			}
-			jobs, err := wonJobs(replies[0], replies[1:], chunks[i])
-			if err != nil {
-				return won, err
-			}
-			won = append(won, jobs...)
+		jobs, err := wonJobs(replies[0], replies[1:], chunks[k])
+		if err != nil {
+			return nil, err
 		}
-		if len(again) > 0 {
-			if err := sc.Load(ctx, s.rdb).Err(); err != nil {
-				return won, fmt.Errorf("reload recover.lua: %w", err)
-			}
-		}
-		chunks = again
+		won = append(won, jobs...)
 	}
 	return won, nil
 }

@@ -101,8 +101,24 @@ func (s *Store) call(ctx context.Context, name string, args ...any) (any, error)
 // trip; each run is atomic on its own. Runs refused with NOSCRIPT (the
 // server restarted) did nothing and go again once the script is loaded.
 func (s *Store) callEach(ctx context.Context, name string, argLists [][]any) ([]any, error) {
+	runs, err := s.callEachReading(ctx, name, argLists, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(runs))
+	for k, r := range runs {
+		out[k] = r[0]
+	}
+	return out, nil
+}
+
+// callEachReading is callEach where the run of argLists[k] is followed by
+// the commands reads(k), in a MULTI with it, so that what they read is as
+// the run left it; unless reads is nil. Each run's replies are the
+// script's, then its reads' in order.
+func (s *Store) callEachReading(ctx context.Context, name string, argLists [][]any, reads func(k int) [][]any) ([][]any, error) {
 	sc := s.scripts.get(name)
-	out := make([]any, len(argLists))
+	out := make([][]any, len(argLists))
 	pending := make([]int, len(argLists))
 	for i := range pending {
 		pending[i] = i
@@ -111,20 +127,30 @@ func (s *Store) callEach(ctx context.Context, name string, argLists [][]any) ([]
 		cmds := make([]*goredis.Cmd, len(pending))
 		_, _ = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for i, k := range pending {
-				cmds[i] = sc.EvalSha(ctx, p, nil, s.argv(argLists[k])...)
+				eval := append([]any{"EVALSHA", sc.Hash(), 0}, s.argv(argLists[k])...)
+				if reads == nil {
+					cmds[i] = p.Do(ctx, eval...)
+					continue
+				}
+				p.Do(ctx, "MULTI")
+				p.Do(ctx, eval...)
+				for _, r := range reads(k) {
+					p.Do(ctx, r...)
+				}
+				cmds[i] = p.Do(ctx, "EXEC")
 			}
 			return nil
 		})
 		var again []int
 		for i, k := range pending {
-			v, err := cmds[i].Result()
+			replies, err := runReplies(cmds[i], reads != nil)
 			switch {
 			case goredis.HasErrorPrefix(err, "NOSCRIPT") && try == 0:
 				again = append(again, k)
 			case err != nil:
 				return nil, fmt.Errorf("redis %s: %w", name, err)
 			default:
-				out[k] = v
+				out[k] = replies
 			}
 		}
 		if len(again) > 0 {
@@ -135,6 +161,27 @@ func (s *Store) callEach(ctx context.Context, name string, argLists [][]any) ([]
 		pending = again
 	}
 	return out, nil
+}
+
+// runReplies are the replies of one run: the script's alone, or, for a
+// MULTI (multi), the script's and then its reads'. The error is the
+// script's (inside a MULTI, the first reply), or the command's.
+func runReplies(cmd *goredis.Cmd, multi bool) ([]any, error) {
+	v, err := cmd.Result()
+	if err != nil {
+		return nil, err
+	}
+	if !multi {
+		return []any{v}, nil
+	}
+	replies, _ := v.([]any)
+	if len(replies) == 0 {
+		return nil, fmt.Errorf("unexpected reply to EXEC: %v", v)
+	}
+	if err, ok := replies[0].(error); ok {
+		return nil, err
+	}
+	return replies, nil
 }
 
 // status is the head every transition's reply starts with.
