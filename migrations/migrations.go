@@ -3,7 +3,10 @@
 // numbers are mirrored across dialects: 00001 is the same change everywhere.
 package migrations
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+)
 
 // SQLite is the migrations directory of the SQLite backend.
 //
@@ -14,3 +17,20 @@ var SQLite embed.FS
 //
 //go:embed postgres/*.sql
 var Postgres embed.FS
+
+// SQLiteDir and PostgresDir are the dialects' migrations as goose reads
+// them: the files at the root.
+func SQLiteDir() fs.FS { return sub(SQLite, "sqlite") }
+
+// PostgresDir: see SQLiteDir.
+func PostgresDir() fs.FS { return sub(Postgres, "postgres") }
+
+// sub is dir of f. fs.Sub fails only on an invalid path, and these are
+// constants.
+func sub(f embed.FS, dir string) fs.FS {
+	d, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}

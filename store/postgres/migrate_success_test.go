@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
-	"io/fs"
 	"testing"
 	"time"
 
@@ -26,11 +25,7 @@ func TestUpgradeDropsSuccessRowsTheJobHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	dir, err := fs.Sub(migrations.Postgres, "postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	storetest.MigrateTo(t, db, goose.DialectPostgres, dir, 11)
+	storetest.MigrateTo(t, db, goose.DialectPostgres, migrations.PostgresDir(), 11)
 	job, failed, success := storetest.UpgradeJob, storetest.UpgradeFailed, storetest.UpgradeSuccess
 	t0 := storetest.UpgradeStart
 	if _, err := db.ExecContext(ctx, `INSERT INTO jobs (id, queue, kind, state, priority, attempt, max_attempts,

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"log/slog"
 	"time"
 
@@ -147,10 +146,7 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
 	if schema == nil {
 		return errors.New("migrate: no schema on the search_path exists; create it first")
 	}
-	dir, err := fs.Sub(migrations.Postgres, "postgres")
-	if err != nil {
-		return err
-	}
+	dir := migrations.PostgresDir()
 	// One lock per schema: stores in other schemas of the same database
 	// migrate independently. A one-second probe instead of goose's five
 	// keeps a replica that lost the race from idling after the winner is

@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
@@ -26,11 +25,7 @@ func TestUpgradeDropsSuccessRowsTheJobHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	dir, err := fs.Sub(migrations.SQLite, "sqlite")
-	if err != nil {
-		t.Fatal(err)
-	}
-	storetest.MigrateTo(t, db, goose.DialectSQLite3, dir, 11)
+	storetest.MigrateTo(t, db, goose.DialectSQLite3, migrations.SQLiteDir(), 11)
 	job, failed, success := storetest.UpgradeJob, storetest.UpgradeFailed, storetest.UpgradeSuccess
 	t0 := storetest.UpgradeStart
 	ms := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }

@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -171,10 +170,7 @@ func register() {
 }
 
 func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
-	dir, err := fs.Sub(migrations.SQLite, "sqlite")
-	if err != nil {
-		return err
-	}
+	dir := migrations.SQLiteDir()
 	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
 	if log != nil {
 		opts = append(opts, goose.WithSlog(log), goose.WithVerbose(true))
