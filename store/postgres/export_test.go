@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -167,3 +169,56 @@ func (s *Store) SetEnqueueHookForTest(f func(calls int)) { s.enqueues.before = f
 
 // EnqueuesWaitingForTest is how many enqueues wait behind the running one.
 func (s *Store) EnqueuesWaitingForTest() int { return s.enqueues.queued() }
+
+// JobRowsDecodedForTest reads every job row (in id order) through the
+// binary decoder (decodeJobRow) and again through pgx's Scan into dest(),
+// and describes each row where the two differ; fast reports whether the
+// result's fields were ones the decoder takes.
+func (s *Store) JobRowsDecodedForTest(ctx context.Context) (n int, fast bool, diffs []string, err error) {
+	q := `SELECT ` + jobColumns + ` FROM jobs ORDER BY id`
+	rows, err := s.pool.Query(ctx, q)
+	if err != nil {
+		return 0, false, nil, err
+	}
+	layout, fast := layoutOf(rows.FieldDescriptions())
+	var decoded, scanned []*jobRow
+	for rows.Next() {
+		r := &jobRow{}
+		if !fast {
+			rows.Close()
+			return 0, false, nil, nil
+		}
+		if err := r.decodeJobRow(layout, rows.RawValues()); err != nil {
+			rows.Close()
+			return 0, fast, nil, err
+		}
+		decoded = append(decoded, r)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fast, nil, err
+	}
+	rows, err = s.pool.Query(ctx, q)
+	if err != nil {
+		return 0, fast, nil, err
+	}
+	for rows.Next() {
+		r := &jobRow{}
+		if err := rows.Scan(r.dest()...); err != nil {
+			rows.Close()
+			return 0, fast, nil, err
+		}
+		scanned = append(scanned, r)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fast, nil, err
+	}
+	if len(decoded) != len(scanned) {
+		return 0, fast, nil, fmt.Errorf("%d rows decoded, %d scanned", len(decoded), len(scanned))
+	}
+	for i := range decoded {
+		if !reflect.DeepEqual(decoded[i], scanned[i]) {
+			diffs = append(diffs, fmt.Sprintf("decoded %+v\nscanned %+v", *decoded[i], *scanned[i]))
+		}
+	}
+	return len(decoded), fast, diffs, nil
+}

@@ -70,9 +70,15 @@ func scanJobs(rows pgx.Rows, err error) ([]*jobRow, error) {
 	}
 	defer rows.Close()
 	var out []*jobRow
+	layout, fast := layoutOf(rows.FieldDescriptions())
 	for rows.Next() {
 		r := &jobRow{}
-		if err := rows.Scan(r.dest()...); err != nil {
+		if fast {
+			err = r.decodeJobRow(layout, rows.RawValues())
+		} else {
+			err = rows.Scan(r.dest()...)
+		}
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
