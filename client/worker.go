@@ -90,9 +90,7 @@ func (c *Client) Settle(ctx context.Context, acks []Ack, fails []Fail) ([]Settle
 		Acks  []Ack  `json:"acks,omitempty"`
 		Fails []Fail `json:"fails,omitempty"`
 	}{acks, fails}
-	var out struct {
-		Results []SettleResult `json:"results"`
-	}
+	var out settleAnswer
 	if err := c.do(ctx, http.MethodPost, "/v1/settle", nil, in, &out); err != nil {
 		return nil, err
 	}
