@@ -14,7 +14,9 @@ import (
 var ackSizes = []int{1, 4, 16, 64, 256}
 
 // ackMany settles the acks that carry no result with one set statement per
-// chunk instead of one per job. It returns the ids it settled; the rest
+// chunk instead of one per job. It returns the acks it settled, by
+// ackKey (an id settles under one token, so a stale token for an id that
+// another ack of the batch settled is not among them); the rest
 // (stale tokens, unknown ids, repeats) are left to the one-by-one path,
 // which tells them apart.
 //
@@ -44,19 +46,23 @@ func ackMany(ctx context.Context, tx *txn, acks []store.JobAckParams, now int64)
 		}
 		var rows []struct {
 			ID    string `db:"id"`
+			Token string `db:"token"`
 			Queue string `db:"queue"`
 		}
 		err := tx.SelectContext(ctx, &rows, `UPDATE jobs SET state = 'succeeded', finished_at = ?,
 			result = NULL, expires_at = NULL WHERE state = 'running' AND (id, token) IN (VALUES `+
-			pairs[1:len(pairs)-1]+`) RETURNING id, queue`, args...)
+			pairs[1:len(pairs)-1]+`) RETURNING id, token, queue`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("ack: %w", err)
 		}
 		for _, r := range rows {
-			done[r.ID] = true
+			done[ackKey(r.ID, r.Token)] = true
 			tx.ended(r.Queue, store.StateSucceeded, 1)
 		}
 		tx.closed(store.OutcomeSucceeded, now, int64(len(rows)))
 	}
 	return done, nil
 }
+
+// ackKey names one ack in ackMany's answer.
+func ackKey(id, token string) string { return id + "\x00" + token }

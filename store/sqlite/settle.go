@@ -146,9 +146,9 @@ func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]erro
 			return false, err
 		}
 		for i := range p.Acks {
-			if settled[p.Acks[i].ID] && len(p.Acks[i].Result) == 0 {
+			if k := ackKey(p.Acks[i].ID, p.Acks[i].Token); settled[k] && len(p.Acks[i].Result) == 0 {
 				results = append(results, nil)
-				delete(settled, p.Acks[i].ID) // a repeated id is settled once
+				delete(settled, k) // a repeated ack settled once; the repeat reads the row
 				continue
 			}
 			_, err := ack(ctx, tx, &p.Acks[i], toMS(now))

@@ -22,6 +22,7 @@ var settleTests = []test{
 	{"ReleaseDelay", testSettleReleaseDelay},
 	{"Attempts", testSettleAttempts},
 	{"Batch", testSettleBatch},
+	{"BatchRepeats", testSettleBatchRepeats},
 }
 
 func testSettleAck(t *testing.T, h *harness) {
@@ -309,4 +310,54 @@ func testSettleBatch(t *testing.T, h *harness) {
 	for id, b := range before {
 		sameJob(t, b, h.get(id))
 	}
+}
+
+// testSettleBatchRepeats: within one acks-only settle, an ack repeated
+// under the same token is ok twice, and a stale token before the current
+// one is refused while the current one settles.
+func testSettleBatchRepeats(t *testing.T, h *harness) {
+	h.enqueue(spec("k", ""), spec("k", ""))
+	leased := h.lease("w", 2)
+	if len(leased) != 2 {
+		t.Fatalf("leased %d jobs, want 2", len(leased))
+	}
+	twice, relet := leased[0], leased[1]
+	h.release(relet, 0)
+	current := h.leaseOne("w-2")
+	if current.ID != relet.ID {
+		t.Fatalf("leased %s again, want %s", current.ID, relet.ID)
+	}
+	now := h.advance(time.Second)
+	errs, err := h.s.JobSettle(h.ctx, &store.JobSettleParams{
+		Acks: []store.JobAckParams{
+			{ID: twice.ID, Token: token(t, twice), Now: now},
+			{ID: relet.ID, Token: token(t, relet), Now: now},
+			{ID: twice.ID, Token: token(t, twice), Now: now},
+			{ID: current.ID, Token: token(t, current), Now: now},
+		},
+		Now: now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []error{nil, store.ErrLeaseLost, nil, nil}
+	if len(errs) != len(want) {
+		t.Fatalf("%d results, want %d", len(errs), len(want))
+	}
+	for i, w := range want {
+		if w == nil && errs[i] != nil {
+			t.Errorf("results[%d] = %v, want ok", i, errs[i])
+		} else if w != nil {
+			wantErr(t, fmt.Sprintf("results[%d]", i), errs[i], w)
+		}
+	}
+	wantState(t, h.get(twice.ID), store.StateSucceeded, 1, 0)
+	wantState(t, h.get(current.ID), store.StateSucceeded, current.Attempt, 0)
+	// Settled under the current token: a repeat of it is answered, the
+	// stale one refused.
+	if _, err := h.s.JobAck(h.ctx, &store.JobAckParams{ID: current.ID, Token: token(t, current), Now: h.now()}); err != nil {
+		t.Errorf("ack repeated under the settling token: %v", err)
+	}
+	_, err = h.s.JobAck(h.ctx, &store.JobAckParams{ID: relet.ID, Token: token(t, relet), Now: h.now()})
+	wantErr(t, "ack under the stale token", err, store.ErrLeaseLost)
 }
