@@ -19,16 +19,16 @@ type ackMerger struct {
 type ackCall struct {
 	acks []store.JobAckParams
 	now  time.Time
-	// settled holds ackKey(id, token) of every ack that settled a job now;
-	// merged callers share it, and only read it.
-	settled map[string]bool
+	// settled has a flag per ack, true for those that settled a job now
+	// (ackMany sets it).
+	settled []bool
 	err     error
 }
 
 // settle acks with the calls merged at the time. A caller that gave up
 // already joins no batch: the batch runs on a context of its own, and its
 // outcome (an outage, say) is not that caller's to report.
-func (g *ackMerger) settle(ctx context.Context, q querier, acks []store.JobAckParams, now time.Time) (map[string]bool, error) {
+func (g *ackMerger) settle(ctx context.Context, q querier, acks []store.JobAckParams, now time.Time) ([]bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -39,13 +39,10 @@ func (g *ackMerger) settle(ctx context.Context, q querier, acks []store.JobAckPa
 		}
 		mctx, cancel := mergedContext(ctx)
 		defer cancel()
-		settled, err := ackMany(mctx, q, batch)
+		err := ackMany(mctx, q, batch)
 		for _, b := range batch {
-			b.settled, b.err = settled, err
+			b.err = err
 		}
 	})
 	return c.settled, c.err
 }
-
-// ackKey names one ack in a settled set: an id settles under one token.
-func ackKey(id, token string) string { return id + "\x00" + token }

@@ -14,7 +14,8 @@ import (
 // job's current lease as succeeded at $1 (one instant per pair: merged
 // callers each bring their own) with result $4, in one statement. Pairs
 // that match nothing (stale tokens, unknown ids, repeats) are left out of
-// RETURNING, for the caller to tell apart.
+// RETURNING, which names each pair that settled by its position in the
+// arrays (1-based), for the caller to tell the rest apart.
 //
 // A success writes no history row: it is a job's last attempt, and the
 // succeeded row keeps every fact of it (attempt_id, attempt, worker_id,
@@ -29,9 +30,9 @@ import (
 // time of this form with 30,000 jobs behind. The state is checked against
 // stillRunning for the same reason.
 const ackSQL = `UPDATE jobs j SET state = 'succeeded', finished_at = a.at, result = a.result::jsonb, expires_at = NULL
-	FROM unnest($1::timestamptz[], $2::uuid[], $3::text[], $4::text[]) AS a(at, id, token, result)
+	FROM unnest($1::timestamptz[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS a(at, id, token, result, n)
 	WHERE j.id = a.id AND j.token = a.token AND j.state = ` + stillRunning + `
-	RETURNING j.id::text, j.token`
+	RETURNING a.n`
 
 // JobAck settles a job as succeeded through the same merged statement as
 // ack-only settles (ackSQL, so the fencing rule has one text), then reads
@@ -40,7 +41,7 @@ func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, 
 	if !validID(p.ID) {
 		return nil, store.ErrNotFound
 	}
-	done, err := s.acks.settle(ctx, s.pool, []store.JobAckParams{*p}, store.Trunc(p.Now))
+	settled, err := s.acks.settle(ctx, s.pool, []store.JobAckParams{*p}, store.Trunc(p.Now))
 	if err != nil {
 		return nil, fmt.Errorf("ack %s: %w", p.ID, err)
 	}
@@ -50,21 +51,24 @@ func (s *Store) JobAck(ctx context.Context, p *store.JobAckParams) (*store.Job, 
 	}
 	// Settled now, or a repeat under the token that settled it: answered
 	// with the job. Anything else is a stale holder.
-	if done[ackKey(p.ID, p.Token)] || (row.State == string(store.StateSucceeded) && deref(row.Token) == p.Token) {
+	if settled[0] || (row.State == string(store.StateSucceeded) && deref(row.Token) == p.Token) {
 		return row.job(), nil
 	}
 	return nil, store.ErrLeaseLost
 }
 
 // ackMany runs ackSQL over the acks of calls, each at its call's instant,
-// and returns the ackKey of every ack that settled a job.
-func ackMany(ctx context.Context, q querier, calls []*ackCall) (map[string]bool, error) {
+// and sets each call's settled: one flag per ack, true for those that
+// settled a job now.
+func ackMany(ctx context.Context, q querier, calls []*ackCall) error {
 	var ats []time.Time
 	var ids [][16]byte
 	var tokens []string
 	var results []*string
+	var at []*bool // the flag of each pair sent, by position
 	for _, c := range calls {
-		for _, a := range c.acks {
+		c.settled = make([]bool, len(c.acks))
+		for i, a := range c.acks {
 			id, ok := parseID(a.ID)
 			if !ok {
 				continue
@@ -76,24 +80,27 @@ func ackMany(ctx context.Context, q querier, calls []*ackCall) (map[string]bool,
 				r = &v
 			}
 			results = append(results, r)
+			at = append(at, &c.settled[i])
 		}
 	}
-	done := make(map[string]bool, len(ids))
 	if len(ids) == 0 {
-		return done, nil
+		return nil
 	}
 	rows, err := q.Query(ctx, ackSQL, ats, ids, tokens, results)
 	if err != nil {
-		return nil, fmt.Errorf("ack %d jobs: %w", len(ids), err)
+		return fmt.Errorf("ack %d jobs: %w", len(ids), err)
 	}
-	var id, token string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &token}, func() error {
-		done[ackKey(id, token)] = true
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&n}, func() error {
+		if n < 1 || n > int64(len(at)) {
+			return fmt.Errorf("ack returned position %d of %d", n, len(at))
+		}
+		*at[n-1] = true
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("ack %d jobs: %w", len(ids), err)
+		return fmt.Errorf("ack %d jobs: %w", len(ids), err)
 	}
-	return done, nil
+	return nil
 }
 
 // JobSettle acks, then fails, many jobs: the acks in one statement (the
@@ -103,19 +110,19 @@ func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]erro
 	now := store.Trunc(p.Now)
 	results := make([]error, 0, len(p.Acks)+len(p.Fails))
 	if len(p.Fails) == 0 {
-		done, err := s.acks.settle(ctx, s.pool, p.Acks, now)
+		settled, err := s.acks.settle(ctx, s.pool, p.Acks, now)
 		if err != nil {
 			return nil, err
 		}
-		return results, ackResults(ctx, s.pool, p.Acks, done, &results)
+		return results, ackResults(ctx, s.pool, p.Acks, settled, &results)
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		results = results[:0]
-		done, err := ackMany(ctx, tx, []*ackCall{{acks: p.Acks, now: now}})
-		if err != nil {
+		c := &ackCall{acks: p.Acks, now: now}
+		if err := ackMany(ctx, tx, []*ackCall{c}); err != nil {
 			return err
 		}
-		if err := ackResults(ctx, tx, p.Acks, done, &results); err != nil {
+		if err := ackResults(ctx, tx, p.Acks, c.settled, &results); err != nil {
 			return err
 		}
 		fails := make([]store.JobFailParams, len(p.Fails))
@@ -132,11 +139,11 @@ func (s *Store) JobSettle(ctx context.Context, p *store.JobSettleParams) ([]erro
 
 // ackResults appends one result per ack: ok for those settled now, and for
 // the rest ok (a repeat under the settling token), ErrLeaseLost or
-// ErrNotFound, read in one query.
-func ackResults(ctx context.Context, q querier, acks []store.JobAckParams, done map[string]bool, results *[]error) error {
+// ErrNotFound, read in one query. settled holds a flag per ack (ackMany).
+func ackResults(ctx context.Context, q querier, acks []store.JobAckParams, settled []bool, results *[]error) error {
 	var missed []string
-	for _, a := range acks {
-		if !done[ackKey(a.ID, a.Token)] && validID(a.ID) {
+	for i, a := range acks {
+		if !settled[i] && validID(a.ID) {
 			missed = append(missed, a.ID)
 		}
 	}
@@ -144,14 +151,15 @@ func ackResults(ctx context.Context, q querier, acks []store.JobAckParams, done 
 	if err != nil {
 		return err
 	}
-	counted := map[string]bool{} // done is shared with merged callers: read, never written
-	for _, a := range acks {
-		row, found := rows[a.ID]
-		switch k := ackKey(a.ID, a.Token); {
-		case done[k] && !counted[k]:
+	for i, a := range acks {
+		if settled[i] {
 			*results = append(*results, nil)
-			counted[k] = true // a repeated ack settled once; the repeat reads the row
-			rows[a.ID] = &jobRow{State: string(store.StateSucceeded), Token: &a.Token}
+			continue
+		}
+		// Not settled by this ack: a repeat of one that settled the job
+		// (in this call, in a merged one or before) under the same token,
+		// a stale token, or no such job.
+		switch row, found := rows[a.ID]; {
 		case !found:
 			*results = append(*results, store.ErrNotFound)
 		case row.State == string(store.StateSucceeded) && deref(row.Token) == a.Token:
