@@ -290,17 +290,7 @@ func testSettleBatch(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []error{nil, store.ErrLeaseLost, store.ErrNotFound, nil, store.ErrLeaseLost, store.ErrNotFound}
-	if len(errs) != len(want) {
-		t.Fatalf("%d results, want %d (one per item, acks first)", len(errs), len(want))
-	}
-	for i, w := range want {
-		if w == nil && errs[i] != nil {
-			t.Errorf("results[%d] = %v, want ok", i, errs[i])
-		} else if w != nil {
-			wantErr(t, fmt.Sprintf("results[%d]", i), errs[i], w)
-		}
-	}
+	wantResults(t, errs, nil, store.ErrLeaseLost, store.ErrNotFound, nil, store.ErrLeaseLost, store.ErrNotFound)
 	a := h.get(ackOK.ID)
 	wantState(t, a, store.StateSucceeded, 1, 0)
 	wantJSON(t, "result", a.Result, []byte(`1`))
@@ -340,17 +330,7 @@ func testSettleBatchRepeats(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []error{nil, store.ErrLeaseLost, nil, nil}
-	if len(errs) != len(want) {
-		t.Fatalf("%d results, want %d", len(errs), len(want))
-	}
-	for i, w := range want {
-		if w == nil && errs[i] != nil {
-			t.Errorf("results[%d] = %v, want ok", i, errs[i])
-		} else if w != nil {
-			wantErr(t, fmt.Sprintf("results[%d]", i), errs[i], w)
-		}
-	}
+	wantResults(t, errs, nil, store.ErrLeaseLost, nil, nil)
 	wantState(t, h.get(twice.ID), store.StateSucceeded, 1, 0)
 	wantState(t, h.get(current.ID), store.StateSucceeded, current.Attempt, 0)
 	// Settled under the current token: a repeat of it is answered, the
@@ -360,4 +340,20 @@ func testSettleBatchRepeats(t *testing.T, h *harness) {
 	}
 	_, err = h.s.JobAck(h.ctx, &store.JobAckParams{ID: relet.ID, Token: token(t, relet), Now: h.now()})
 	wantErr(t, "ack under the stale token", err, store.ErrLeaseLost)
+}
+
+// wantResults checks a settle's results, one per item (acks first): nil
+// for ok, else the error each must be.
+func wantResults(t *testing.T, errs []error, want ...error) {
+	t.Helper()
+	if len(errs) != len(want) {
+		t.Fatalf("%d results, want %d (one per item, acks first)", len(errs), len(want))
+	}
+	for i, w := range want {
+		if w == nil && errs[i] != nil {
+			t.Errorf("results[%d] = %v, want ok", i, errs[i])
+		} else if w != nil {
+			wantErr(t, fmt.Sprintf("results[%d]", i), errs[i], w)
+		}
+	}
 }
