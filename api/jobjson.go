@@ -33,11 +33,7 @@ func writeJobs(w http.ResponseWriter, status int, jobs []*store.Job, now time.Ti
 		}
 		b = appendJob(b, view(j, now))
 	}
-	b = append(b, "]}\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	writeWhole(w, "application/json", status, append(b, "]}\n"...))
 }
 
 // appendJob appends v as JSON, in jobView's field order.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/tetherq/tether/store"
 )
@@ -172,10 +173,19 @@ func writeBody(w http.ResponseWriter, contentType string, status int, v any) {
 	if err != nil {
 		contentType, status, body = "application/problem+json", http.StatusInternalServerError, internalBody
 	}
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	writeWhole(w, contentType, status, append(body, '\n'))
+}
+
+// writeWhole answers with body, whole: its length is declared, so the
+// answer goes out unchunked and a client can read it into one buffer of
+// that size.
+func writeWhole(w http.ResponseWriter, contentType string, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body)
 }
 
 // notFound answers routes that do not exist.
