@@ -77,7 +77,7 @@ func (c *Client) do(ctx context.Context, method, path string, header http.Header
 	}
 	if bd, ok := out.(bodyDecoder); ok {
 		var b []byte
-		if b, err = io.ReadAll(resp.Body); err == nil {
+		if b, err = readBody(resp); err == nil {
 			err = bd.decodeBody(b)
 		}
 	} else {
@@ -87,6 +87,23 @@ func (c *Client) do(ctx context.Context, method, path string, header http.Header
 		return fmt.Errorf("decode the answer to %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// maxSizedRead bounds the buffer readBody makes from a declared length.
+const maxSizedRead = 64 << 20
+
+// readBody reads a whole answer: into one buffer of the declared length
+// when the server declared one (Tether's answers do), else as it comes.
+func readBody(resp *http.Response) ([]byte, error) {
+	n := resp.ContentLength
+	if n <= 0 || n > maxSizedRead {
+		return io.ReadAll(resp.Body)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(resp.Body, b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // bodyDecoder is an answer that decodes its whole body itself, as

@@ -303,6 +303,7 @@ type object struct {
 	seen  uint64
 	first bool
 	ok    bool // the object ended well
+	hint  int  // the index after the last key read: the server's order
 }
 
 // open reads the object's opening brace.
@@ -328,13 +329,14 @@ func (o *object) next(d *jobsDecoder, keys []string) (k int, more bool) {
 		if !ok {
 			return 0, false
 		}
-		k = -1
-		for i, known := range keys {
-			if string(key) == known {
-				k = i
-				break
-			}
-			if foldEqual(key, known) {
+		if o.hint < len(keys) && string(key) == keys[o.hint] {
+			// The key the server writes next. The known keys differ
+			// from one another in more than case, so matching one
+			// exactly rules out a fold of another.
+			k = o.hint
+		} else {
+			k = o.find(key, keys)
+			if k == -2 {
 				return 0, false
 			}
 		}
@@ -343,12 +345,29 @@ func (o *object) next(d *jobsDecoder, keys []string) (k int, more bool) {
 				return 0, false
 			}
 			o.seen |= 1 << k
+			o.hint = k + 1
 			return k, true
 		}
 		if foldEqual(key, "attempts") || !d.skip() {
 			return 0, false
 		}
 	}
+}
+
+// find returns the index of key in keys, -1 if it is none of them, or -2
+// if it differs from one only in case.
+func (o *object) find(key []byte, keys []string) int {
+	k := -1
+	for i, known := range keys {
+		if string(key) == known {
+			k = i
+			break
+		}
+		if foldEqual(key, known) {
+			return -2
+		}
+	}
+	return k
 }
 
 // strField reads a string; null leaves the field as it was.
