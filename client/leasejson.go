@@ -335,8 +335,8 @@ func (o *object) next(d *jobsDecoder, keys []string) (k int, more bool) {
 			// exactly rules out a fold of another.
 			k = o.hint
 		} else {
-			k = o.find(key, keys)
-			if k == -2 {
+			var folded bool
+			if k, folded = findKey(key, keys); folded {
 				return 0, false
 			}
 		}
@@ -354,20 +354,18 @@ func (o *object) next(d *jobsDecoder, keys []string) (k int, more bool) {
 	}
 }
 
-// find returns the index of key in keys, -1 if it is none of them, or -2
-// if it differs from one only in case.
-func (o *object) find(key []byte, keys []string) int {
-	k := -1
+// findKey returns the index of key in keys, -1 if it is none of them;
+// folded is true if it differs from one only in case.
+func findKey(key []byte, keys []string) (k int, folded bool) {
 	for i, known := range keys {
 		if string(key) == known {
-			k = i
-			break
+			return i, false
 		}
 		if foldEqual(key, known) {
-			return -2
+			return -1, true
 		}
 	}
-	return k
+	return -1, false
 }
 
 // strField reads a string; null leaves the field as it was.
